@@ -1,0 +1,605 @@
+#!/usr/bin/env python3
+"""Generate the raw ABI layer and the driver function list from the CUDA 12.9 headers.
+
+Reads `cuda.h` and `cudaTypedefs.h` (PyPI `nvidia-cuda-runtime-cu12` 12.9, fetched by
+`scripts/fixtures.sh`) with libclang (`pip install libclang`), and writes:
+
+  src/sys/generated.rs    every handle, typedef, enum, flag set and struct that the
+                          driver functions' signatures use (transitively)
+  src/table/list.rs       the declarative driver-function list: one line per
+                          function and ABI version
+  src/sys/manifest.rs     the ABI manifest (names, sizes, offsets, values) that
+                          tests/abi.rs turns into a C program
+  src/error/messages.rs   the message of every CUresult: the 535 driver's
+                          cuGetErrorString where it has one, the header's doc otherwise
+
+Run from the repository root:  python3 scripts/gen_sys.py
+The output is committed; the crate never needs the headers to build.
+"""
+import ctypes
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import clang.cindex as ci
+
+ROOT = Path(__file__).resolve().parent.parent
+FX = Path(os.environ.get("OXICUDA_FIXTURES", ROOT / ".fixtures"))
+INC12 = FX / "cuda12" / "include"
+INC13 = FX / "cuda13" / "include"
+REAL = FX / "libcuda/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1"
+GCC_INC = "/usr/lib/gcc/x86_64-linux-gnu/12/include"
+
+# Functions left out, and why (the README repeats this list).
+EXCLUDED_PREFIXES = ("cuGraphics",)  # graphics interop (GL/EGL/VDPAU/D3D resources)
+
+# cudaProfiler.h is not in the wheel; its two live functions take no arguments.
+EXTRA_FUNCTIONS = [("cuProfilerStart", 4000, []), ("cuProfilerStop", 4000, [])]
+
+# Flag-set enums become `bitflags` types; the rest stay integer newtypes.
+FLAG_ENUMS = {
+    "CUctx_flags", "CUstream_flags", "CUevent_flags", "CUevent_record_flags",
+    "CUevent_wait_flags", "CUmemAttach_flags", "CUstreamWaitValue_flags",
+    "CUstreamWriteValue_flags", "CUgraphInstantiate_flags", "CUuserObject_flags",
+    "CUuserObjectRetain_flags", "CUgraphDebugDot_flags", "CUipcMem_flags",
+    "CUmemAllocationCompType", "CUmemHandleType", "CUarraySparseSubresourceType",
+}
+FLAG_ENUMS.discard("CUmemAllocationCompType")
+FLAG_ENUMS.discard("CUmemHandleType")
+FLAG_ENUMS.discard("CUarraySparseSubresourceType")
+
+# `#define` flag groups of cuda.h, given a type name of ours (C has none).
+DEFINE_FLAGS = {
+    "CUmemhostalloc_flags": "CU_MEMHOSTALLOC_",
+    "CUmemhostregister_flags": "CU_MEMHOSTREGISTER_",
+    "CUarray3D_flags": "CUDA_ARRAY3D_",
+    "CUtrsf_flags": "CU_TRSF_",
+}
+# Other integer `#define`s, with their C type.
+DEFINE_INTS = {
+    "CUDA_VERSION": "c_int", "CU_IPC_HANDLE_SIZE": "c_uint",
+    "CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL": "c_uint", "CU_TENSOR_MAP_NUM_QWORDS": "c_uint",
+    "CUDA_EXTERNAL_MEMORY_DEDICATED": "c_uint",
+    "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC": "c_uint",
+    "CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC": "c_uint",
+    "CUDA_NVSCISYNC_ATTR_SIGNAL": "c_uint", "CUDA_NVSCISYNC_ATTR_WAIT": "c_uint",
+    "CU_MEM_CREATE_USAGE_TILE_POOL": "c_uint", "CU_MEM_CREATE_USAGE_HW_DECOMPRESS": "c_uint",
+    "CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS": "c_uint",
+    "CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC": "c_uint",
+    "CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC": "c_uint",
+    "CU_TRSA_OVERRIDE_FORMAT": "c_uint", "CU_LAUNCH_KERNEL_REQUIRED_BLOCK_DIM": "c_uint",
+    "CU_PARAM_TR_DEFAULT": "c_int", "CU_DEVICE_CPU": "CUdevice", "CU_DEVICE_INVALID": "CUdevice",
+    "CU_GRAPH_COND_ASSIGN_DEFAULT": "c_uint", "CU_GRAPH_KERNEL_NODE_PORT_DEFAULT": "c_int",
+    "CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC": "c_int",
+    "CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER": "c_int",
+    "CU_COMPUTE_ACCELERATED_TARGET_BASE": "c_uint", "CU_COMPUTE_FAMILY_TARGET_BASE": "c_uint",
+}
+# Pointer-valued `#define`s: name -> (Rust type, how to build it from the integer).
+DEFINE_PTRS = {
+    "CU_STREAM_LEGACY": "CUstream", "CU_STREAM_PER_THREAD": "CUstream",
+    "CU_LAUNCH_PARAM_END": "*mut c_void", "CU_LAUNCH_PARAM_BUFFER_POINTER": "*mut c_void",
+    "CU_LAUNCH_PARAM_BUFFER_SIZE": "*mut c_void",
+}
+
+SYSTEM_TYPEDEFS = {
+    "size_t": "usize", "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64",
+    "int8_t": "i8", "int16_t": "i16", "int32_t": "i32", "int64_t": "i64", "uintptr_t": "usize",
+    "intptr_t": "isize",
+}
+BUILTINS = {
+    ci.TypeKind.VOID: "c_void", ci.TypeKind.CHAR_S: "c_char", ci.TypeKind.SCHAR: "c_schar",
+    ci.TypeKind.UCHAR: "c_uchar", ci.TypeKind.SHORT: "c_short", ci.TypeKind.USHORT: "c_ushort",
+    ci.TypeKind.INT: "c_int", ci.TypeKind.UINT: "c_uint", ci.TypeKind.LONG: "c_long",
+    ci.TypeKind.ULONG: "c_ulong", ci.TypeKind.LONGLONG: "c_longlong",
+    ci.TypeKind.ULONGLONG: "c_ulonglong", ci.TypeKind.FLOAT: "f32", ci.TypeKind.DOUBLE: "f64",
+}
+
+
+def parse():
+    idx = ci.Index.create()
+    tu = idx.parse(
+        "gen.c",
+        args=["-std=c11", f"-I{INC12}", f"-I{GCC_INC}"],
+        unsaved_files=[("gen.c", "#include <cudaTypedefs.h>\n")],
+        options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
+    )
+    errs = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    if errs:
+        sys.exit("\n".join(map(str, errs)))
+    return tu
+
+
+def in_cuda(cursor):
+    f = cursor.location.file
+    return f is not None and str(f.name).startswith(str(INC12))
+
+
+class Gen:
+    def __init__(self, tu):
+        self.tu = tu
+        self.typedefs = {}  # name -> cursor
+        self.records = {}  # tag -> cursor
+        self.enums = {}  # tag -> cursor
+        for c in tu.cursor.get_children():
+            if c.kind == ci.CursorKind.TYPEDEF_DECL:
+                self.typedefs[c.spelling] = c
+            elif c.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and c.spelling:
+                if c.is_definition() or c.spelling not in self.records:
+                    self.records[c.spelling] = c
+            elif c.kind == ci.CursorKind.ENUM_DECL and c.spelling:
+                self.enums[c.spelling] = c
+        self.out_typedefs = {}  # name -> rust line
+        self.out_handles = {}  # name -> tag
+        self.out_enums = {}  # rust name -> (repr, [(cname, value)], doc)
+        self.out_records = {}  # rust name -> (kind, fields, cursor, c_spelling)
+        self.order = []  # emission order of records
+        self.todo_records = []
+
+    # ---- types ----------------------------------------------------------
+    def rust_type(self, t, in_param=False):
+        k = t.kind
+        if k == ci.TypeKind.ELABORATED:
+            return self.rust_type(t.get_named_type(), in_param)
+        if k in BUILTINS:
+            return BUILTINS[k]
+        if k == ci.TypeKind.POINTER:
+            p = t.get_pointee()
+            if p.kind == ci.TypeKind.FUNCTIONPROTO:
+                return self.fn_type(p)
+            mut = "*const" if p.is_const_qualified() else "*mut"
+            return f"{mut} {self.rust_type(p)}"
+        if k == ci.TypeKind.CONSTANTARRAY:
+            return f"[{self.rust_type(t.element_type)}; {t.element_count}]"
+        if k == ci.TypeKind.INCOMPLETEARRAY:
+            return f"*mut {self.rust_type(t.element_type)}"
+        if k == ci.TypeKind.TYPEDEF:
+            return self.typedef(t.get_declaration())
+        if k == ci.TypeKind.RECORD:
+            return self.record(t.get_declaration())
+        if k == ci.TypeKind.ENUM:
+            return self.enum(t.get_declaration())
+        raise SystemExit(f"unhandled type {t.spelling} ({k})")
+
+    def fn_type(self, proto):
+        args = ", ".join(f"arg{i}: {self.rust_type(a)}" for i, a in enumerate(proto.argument_types()))
+        res = proto.get_result()
+        ret = "" if res.kind == ci.TypeKind.VOID else f" -> {self.rust_type(res)}"
+        return f'Option<unsafe extern "C" fn({args}){ret}>'
+
+    def typedef(self, cur):
+        name = cur.spelling
+        if not in_cuda(cur):
+            if name in SYSTEM_TYPEDEFS:
+                return SYSTEM_TYPEDEFS[name]
+            raise SystemExit(f"system typedef {name}")
+        if name in self.out_typedefs or name in self.out_handles or name in self.out_enums:
+            return name
+        u = cur.underlying_typedef_type
+        base = u.get_named_type() if u.kind == ci.TypeKind.ELABORATED else u
+        if base.kind == ci.TypeKind.POINTER:
+            pointee = base.get_pointee()
+            pk = pointee.get_named_type() if pointee.kind == ci.TypeKind.ELABORATED else pointee
+            if pk.kind == ci.TypeKind.RECORD and not pk.get_declaration().is_definition():
+                self.out_handles[name] = pk.get_declaration().spelling
+                return name
+        if base.kind == ci.TypeKind.ENUM:
+            decl = base.get_declaration()
+            if not decl.spelling or decl.spelling.endswith(("_enum", "_st")) or True:
+                # The C typedef names the enum; its tag (`..._enum`) is never used in signatures.
+                self.enum(decl, rename=name)
+                if decl.spelling and decl.spelling != name:
+                    self.out_typedefs.setdefault(decl.spelling, f"pub type {decl.spelling} = {name};")
+                return name
+        if base.kind == ci.TypeKind.RECORD:
+            decl = base.get_declaration()
+            if decl.spelling == "" or decl.spelling == name:
+                self.record(decl, rename=name)
+                return name
+        self.out_typedefs[name] = None  # reserve (recursion)
+        self.out_typedefs[name] = f"pub type {name} = {self.rust_type(u)};"
+        return name
+
+    def enum(self, decl, rename=None):
+        tag = decl.spelling
+        name = rename or tag
+        if name in self.out_enums:
+            return name
+        repr_ = BUILTINS[decl.enum_type.kind]
+        vals = [(c.spelling, c.enum_value) for c in decl.get_children()
+                if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
+        self.out_enums[name] = (repr_, vals, decl)
+        return name
+
+    def record(self, decl, rename=None, anon_name=None):
+        if anon_name is None and not decl.is_definition():
+            defn = decl.get_definition()
+            if defn is None:
+                # incomplete type used by value/pointer without handle typedef
+                name = rename or decl.spelling
+                self.out_handles.setdefault(name, None)
+                return name
+            decl = defn
+        name = anon_name or (decl.spelling if decl.spelling and not decl.is_anonymous() else rename)
+        if not name:
+            raise SystemExit(f"nameless record at {decl.location}")
+        if name in self.out_records:
+            return name
+        if decl.spelling and rename and decl.spelling != rename:
+            # typedef struct X_st {...} X;  -> Rust struct X_st, alias X
+            self.out_typedefs.setdefault(rename, f"pub type {rename} = {decl.spelling};")
+        self.out_records[name] = None
+        kind = "union" if decl.kind == ci.CursorKind.UNION_DECL else "struct"
+        fields = []
+        anon_i = 0
+        children = list(decl.get_children())
+        used = {c.type.get_canonical().get_declaration().hash for c in children
+                if c.kind == ci.CursorKind.FIELD_DECL}
+        for ch in children:
+            if ch.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and ch.hash not in used:
+                # An anonymous member (`union { a; b; };`): C reaches its fields directly.
+                fname = f"anon_{anon_i}"
+                anon_i += 1
+                rty = self.record(ch, anon_name=f"{name}__{fname}")
+                fields.append((fname, rty, "", ch))
+                continue
+            if ch.kind != ci.CursorKind.FIELD_DECL:
+                continue
+            if ch.is_bitfield():
+                raise SystemExit(f"bitfield {name}.{ch.spelling}")
+            t = ch.type
+            tt = t.get_named_type() if t.kind == ci.TypeKind.ELABORATED else t
+            fname = ch.spelling
+            c_path = fname
+            if tt.kind == ci.TypeKind.RECORD and tt.get_declaration().is_anonymous():
+                sub = tt.get_declaration()
+                if not fname:
+                    fname = f"anon_{anon_i}"
+                    anon_i += 1
+                    c_path = ""
+                rty = self.record(sub, anon_name=f"{name}__{fname}")
+            elif tt.kind == ci.TypeKind.CONSTANTARRAY and tt.element_type.get_declaration().is_anonymous() \
+                    and tt.element_type.kind in (ci.TypeKind.RECORD, ci.TypeKind.ELABORATED):
+                et = tt.element_type
+                et = et.get_named_type() if et.kind == ci.TypeKind.ELABORATED else et
+                rty = f"[{self.record(et.get_declaration(), anon_name=f'{name}__{fname}')}; {tt.element_count}]"
+            else:
+                rty = self.rust_type(t)
+            rname = rust_ident(fname)
+            fields.append((rname, rty, c_path, ch))
+        c_spelling = None
+        if anon_name is None:
+            c_spelling = f"{'union' if kind == 'union' else 'struct'} {decl.spelling}" \
+                if decl.spelling and not decl.is_anonymous() else name
+        self.out_records[name] = (kind, fields, decl, c_spelling, decl.type.get_align())
+        self.order.append(name)
+        return name
+
+
+RUST_KEYWORDS = {"type", "ref", "fn", "mod", "match", "loop", "in", "impl", "move", "use", "where",
+                 "box", "self", "super", "crate", "struct", "enum", "trait", "async", "await", "dyn"}
+
+
+def rust_ident(name):
+    return f"{name}_" if name in RUST_KEYWORDS else name
+
+
+def collect_functions(g):
+    funcs = {}  # base -> {version: [(pname, rtype, ctype)]}
+    for name, cur in g.typedefs.items():
+        m = re.fullmatch(r"PFN_(cu\w+?)_v(\d+)", name)
+        if not m or not str(cur.location.file.name).endswith("cudaTypedefs.h"):
+            continue
+        base, ver = m.group(1), int(m.group(2))
+        if base.startswith(EXCLUDED_PREFIXES):
+            continue
+        proto = cur.underlying_typedef_type.get_pointee()
+        params = [c for c in cur.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+        args = []
+        for i, (p, t) in enumerate(zip(params, proto.argument_types())):
+            args.append((rust_ident(p.spelling or f"arg{i}"), g.rust_type(t, in_param=True)))
+        funcs.setdefault(base, {})[ver] = args
+    for base, ver, args in EXTRA_FUNCTIONS:
+        funcs.setdefault(base, {})[ver] = args
+    return funcs
+
+
+def c_define_values(names):
+    """Evaluate `#define`d constants with gcc, exactly as C sees them."""
+    prog = ["#include <cuda.h>", "#include <stdio.h>", "#include <stdint.h>", "int main(void){"]
+    for n in names:
+        prog.append(f'printf("%s %lld\\n", "{n}", (long long)(intptr_t)({n}));')
+    prog.append("return 0;}")
+    src = Path("/tmp/oxicuda_gen_defines.c")
+    src.write_text("\n".join(prog))
+    subprocess.run(["gcc", "-std=gnu17", f"-I{INC12}", str(src), "-o", "/tmp/oxicuda_gen_defines"], check=True)
+    out = subprocess.run(["/tmp/oxicuda_gen_defines"], check=True, capture_output=True, text=True).stdout
+    return {a: int(b) for a, b in (l.split() for l in out.splitlines())}
+
+
+def doc_of(cursor):
+    raw = cursor.raw_comment or ""
+    text = re.sub(r"^\s*/\*\*<?|\*/\s*$", "", raw)
+    text = "\n".join(re.sub(r"^\s*\*\s?", "", l) for l in text.splitlines())
+    text = re.sub(r"\\p |\\ref |::|\\e ", "", text)
+    return " ".join(text.split())
+
+
+def first_sentence(s):
+    m = re.match(r"(.+?\.)(\s|$)", s)
+    return m.group(1) if m else s
+
+
+def lit(v, repr_):
+    if repr_.startswith("c_u") and v < 0:
+        v &= 0xFFFFFFFF
+    return hex(v) if v > 9 else str(v)
+
+
+def emit(g, funcs, defines):
+    o = []
+    w = o.append
+    w("// Generated by scripts/gen_sys.py from the CUDA 12.9 cuda.h. Do not edit; regenerate.")
+    w("#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]")
+    w("use core::ffi::{c_char, c_int, c_longlong, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};")
+    w("#[allow(unused_imports)] use core::ffi::{c_long, c_ulong, c_schar, c_short};")
+    w("use super::macros::{c_enum, c_flags, c_handle, zeroed_default};")
+    w("")
+    w("// ---- handles ----")
+    for name, tag in sorted(g.out_handles.items()):
+        w(f"c_handle!({name}, \"{tag or name}\");")
+    w("")
+    w("// ---- typedefs ----")
+    for name, line in sorted(g.out_typedefs.items()):
+        doc = first_sentence(doc_of(g.typedefs[name])) if name in g.typedefs else ""
+        w(f"#[doc = {rs_str(doc or f'C typedef `{name}`.')}] {line}")
+    w("")
+    w("// ---- enums ----")
+    for name, (repr_, vals, decl) in sorted(g.out_enums.items()):
+        macro = "c_flags" if name in FLAG_ENUMS else "c_enum"
+        doc = first_sentence(doc_of(decl)) or f"C enum `{name}`."
+        w(f"{macro}! {{ #[doc = {rs_str(doc)}] {name}: {repr_} {{")
+        for cname, v in vals:
+            w(f"    {cname} = {lit(v, repr_)},")
+        w("} }")
+    w("")
+    w("// ---- flag sets spelled as `#define`s in cuda.h ----")
+    for tname, prefix in DEFINE_FLAGS.items():
+        w(f"c_flags! {{ #[doc = \"The `{prefix}*` flags of cuda.h.\"] {tname}: c_uint {{")
+        for n, v in defines.items():
+            if n.startswith(prefix):
+                w(f"    {n} = {lit(v, 'c_uint')},")
+        w("} }")
+    w("")
+    w("// ---- other `#define` constants ----")
+    for n, ty in DEFINE_INTS.items():
+        w(f"#[doc = \"`{n}` of cuda.h.\"] pub const {n}: {ty} = {defines[n]};")
+    for n, ty in DEFINE_PTRS.items():
+        if ty == "CUstream":
+            w(f"#[doc = \"`{n}` of cuda.h.\"] pub const {n}: CUstream = CUstream({defines[n]} as *mut c_void);")
+        else:
+            w(f"#[doc = \"`{n}` of cuda.h.\"] pub const {n}: {ty} = {defines[n]} as {ty};")
+    w("")
+    w("// ---- structs and unions ----")
+    for name in g.order:
+        kind, fields, decl, c_spelling, align = g.out_records[name]
+        natural = max([f[3].type.get_align() for f in fields] + [1])
+        has_union = record_has_union(g, name)
+        attrs = ["#[repr(C" + (f", align({align})" if align > natural else "") + ")]"]
+        attrs.append("#[derive(Clone, Copy" + (", Debug" if not has_union else "") + ")]")
+        doc = first_sentence(doc_of(decl)) or f"C {kind} `{c_spelling or name}`."
+        w(f"#[doc = {rs_str(doc)}]")
+        w(" ".join(attrs))
+        w(f"pub {kind} {name} {{")
+        for rname, rty, c_path, ch in fields:
+            fdoc = first_sentence(doc_of(ch)) if c_path else "Anonymous member: C names its fields directly."
+            d = f"#[doc = {rs_str(fdoc)}] " if fdoc else f"#[doc = \"`{ch.spelling or rname}`\"] "
+            w(f"    {d}pub {rname}: {rty},")
+        w("}")
+    w("zeroed_default!(" + ", ".join(g.order) + ");")
+    w("")
+    w("// ---- layouts (x86_64 and aarch64 Linux, Windows: the LP64/LLP64 ABIs agree here) ----")
+    for name in g.order:
+        decl = g.out_records[name][2]
+        w(f"static_assertions::const_assert_eq!(core::mem::size_of::<{name}>(), {decl.type.get_size()});")
+        w(f"static_assertions::const_assert_eq!(core::mem::align_of::<{name}>(), {decl.type.get_align()});")
+    (ROOT / "src/sys/generated.rs").write_text("\n".join(o) + "\n")
+
+
+def record_has_union(g, name):
+    """Whether a union is held by value anywhere inside (then Debug cannot be derived)."""
+    def by_value(t):
+        t = t.get_canonical()
+        while t.kind == ci.TypeKind.CONSTANTARRAY:
+            t = t.element_type.get_canonical()
+        if t.kind != ci.TypeKind.RECORD:
+            return False
+        d = t.get_declaration()
+        return d.kind == ci.CursorKind.UNION_DECL or any(
+            by_value(c.type) for c in d.get_children()
+            if c.kind in (ci.CursorKind.FIELD_DECL, ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL))
+    return by_value(g.out_records[name][2].type)
+
+
+def rs_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def leaf_paths(g, name, rust_prefix, c_prefix):
+    """(rust path, C path) of every field, at every depth, of record `name`."""
+    kind, fields, *_ = g.out_records[name]
+    for rname, rty, c_path, ch in fields:
+        rp = f"{rust_prefix}{rname}"
+        cp = f"{c_prefix}{c_path}" if c_path else c_prefix.rstrip(".")
+        if c_path:
+            yield rp, cp
+        if rty in g.out_records and g.out_records[rty][3] is None:  # anonymous nested record
+            yield from leaf_paths(g, rty, rp + ".", (cp + ".") if cp else "")
+
+
+def emit_manifest(g, defines):
+    o = []
+    w = o.append
+    w("// Generated by scripts/gen_sys.py. Do not edit; regenerate.")
+    w("//! The ABI manifest: every constant and every struct layout the crate declares,")
+    w("//! as Rust sees them, for `tests/abi.rs` to compare with C.")
+    w("#![allow(deprecated)]")
+    w("use super::*;")
+    w("use super::manifest_support::{field, Constant, Field, StructLayout};")
+    w("")
+    w("/// Every constant: (C name, header it first appears in, value).")
+    w("pub fn constants() -> Vec<Constant> {")
+    w("    vec![")
+    for name, (repr_, vals, decl) in sorted(g.out_enums.items()):
+        getter = ".bits()" if name in FLAG_ENUMS else ".0"
+        for cname, v in vals:
+            ctor = "cuda13" if cname in g.extra13 else "new"
+            w(f"        Constant::{ctor}(\"{cname}\", {name}::{cname}{getter} as i128),")
+    for tname, prefix in DEFINE_FLAGS.items():
+        for n in defines:
+            if n.startswith(prefix):
+                w(f"        Constant::new(\"{n}\", {tname}::{n}.bits() as i128),")
+    for n in DEFINE_INTS:
+        w(f"        Constant::new(\"{n}\", {n} as i128),")
+    for n, ty in DEFINE_PTRS.items():
+        conv = f"{n}.0 as usize as i128" if ty == "CUstream" else f"{n} as usize as i128"
+        w(f"        Constant::new(\"{n}\", {conv}),")
+    w("    ]")
+    w("}")
+    w("")
+    w("/// Every named struct and union: C spelling, size, alignment, and every field at every depth.")
+    w("pub fn structs() -> Vec<StructLayout> {")
+    w("    vec![")
+    for name in g.order:
+        kind, fields, decl, c_spelling, align = g.out_records[name]
+        if c_spelling is None:
+            continue
+        w(f"        StructLayout {{ c_name: \"{c_spelling}\", size: size_of::<{name}>(), align: align_of::<{name}>(), fields: vec![")
+        for rp, cp in leaf_paths(g, name, "", ""):
+            w(f"            field!({name}, \"{cp}\", {rp}),")
+        w("        ] },")
+    w("    ]")
+    w("}")
+    (ROOT / "src/sys/manifest.rs").write_text("\n".join(o) + "\n")
+
+
+def emit_table(funcs):
+    o = []
+    w = o.append
+    w("// The driver-function list: one line per function and ABI version.")
+    w("//")
+    w("// `name @ version (params);` -- `version` is the CUDA version whose ABI the signature")
+    w("// matches: cudaTypedefs.h spells it `PFN_<name>_v<version>`. The unsuffixed field is the")
+    w("// newest ABI of the 12.9 header; an older ABI still worth calling on older drivers is a")
+    w("// line of its own, its field suffixed `_v<version>` (the driver symbol is the base name).")
+    w("// Generated first by scripts/gen_sys.py; tests/abi.rs checks every line against")
+    w("// cudaTypedefs.h.")
+    w("#![allow(non_snake_case)] // the C parameter names")
+    w("#[allow(unused_imports)] use core::ffi::{c_char, c_int, c_uint, c_void, c_ulonglong, c_longlong, c_uchar, c_ushort};")
+    w("use crate::sys::*;")
+    w("")
+    w("driver_table! {")
+    for base in sorted(funcs, key=lambda b: b):
+        vers = sorted(funcs[base])
+        newest = vers[-1]
+        for v in reversed(vers):
+            field = base if v == newest else f"{base}_v{v}"
+            args = ", ".join(f"{n}: {t}" for n, t in funcs[base][v])
+            w(f"    {field} @ {v} ({args});")
+    w("}")
+    w("")
+    w("/// Exported symbol of each function whose cuda.h name carries a suffix, for drivers")
+    w("/// without cuGetProcAddress (older than 11.3). Only functions with one line are")
+    w("/// resolved that way.")
+    w("pub(crate) const DLSYM_SYMBOLS: &[(&str, &str)] = &[")
+    head = (INC12 / "cuda.h").read_text().split("#if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM)")[0]
+    for base, sym in sorted(re.findall(r"^#define (cu\w+)\s+(cu\w+_v\d+)\s*$", head, re.M)):
+        if sym.startswith(base + "_v") and base in funcs and len(funcs[base]) == 1:
+            w(f'    ("{base}", "{sym}"),')
+    w("];")
+    (ROOT / "src/table/list.rs").write_text("\n".join(o) + "\n")
+
+
+def result_codes_13():
+    """CUresult constants of the 13.x header that 12.9 lacks."""
+    idx = ci.Index.create()
+    tu = idx.parse("g13.c", args=["-std=c11", f"-I{INC13}", f"-I{GCC_INC}"],
+                   unsaved_files=[("g13.c", "#include <cuda.h>\n")])
+    for c in tu.cursor.get_children():
+        if c.kind == ci.CursorKind.ENUM_DECL and c.spelling == "cudaError_enum":
+            return [(k.spelling, k.enum_value, k) for k in c.get_children()
+                    if k.kind == ci.CursorKind.ENUM_CONSTANT_DECL]
+    raise SystemExit("no cudaError_enum in 13.x header")
+
+
+def emit_messages(g):
+    lib = ctypes.CDLL(str(REAL))
+    get_str = lib.cuGetErrorString
+    get_str.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    repr_, vals12, decl = g.out_enums["CUresult"]
+    docs12 = {k.spelling: k for k in decl.get_children() if k.kind == ci.CursorKind.ENUM_CONSTANT_DECL}
+    codes = [(n, v, docs12[n], "12") for n, v in vals12]
+    known = {v for _, v in vals12}
+    extra = [(n, v, k, "13") for n, v, k in result_codes_13() if v not in known]
+    # The 13.x-only codes join CUresult so that every code has a name.
+    for n, v, k, _ in extra:
+        vals12.append((n, v))
+    g.extra13 = {n for n, *_ in extra}
+    o = ["// Generated by scripts/gen_sys.py. Do not edit; regenerate.",
+         "// The message of every CUresult. `driver` lines are what the 535 driver's",
+         "// cuGetErrorString returns (tests/real_driver.rs checks them); `ours` lines are",
+         "// the first sentence of the header's documentation, for codes the 535 driver lacks.",
+         "use crate::sys::CUresult;", "",
+         "pub(super) const MESSAGES: &[(CUresult, &str)] = &["]
+    for n, v, k, hdr in codes + extra:
+        out = ctypes.c_char_p()
+        r = get_str(v, ctypes.byref(out))
+        if r == 0 and out.value:
+            msg, src = out.value.decode(), "driver"
+        else:
+            msg, src = first_sentence(doc_of(k)) or n, f"ours, {hdr}.x header"
+        o.append(f"    (CUresult::{n}, {rs_str(msg)}), // {src}")
+    o.append("];")
+    o.append("")
+    o.append("/// Codes the header documents as leaving the process in an inconsistent state:")
+    o.append("/// every later call fails the same way until the process restarts.")
+    o.append("pub(super) const STICKY: &[CUresult] = &[")
+    for n, v, k, hdr in codes + extra:
+        d = doc_of(k)
+        if "inconsistent state" in d or "must be terminated" in d:
+            o.append(f"    CUresult::{n},")
+    o.append("];")
+    (ROOT / "src/error/messages.rs").write_text("\n".join(o) + "\n")
+    return extra
+
+
+def main():
+    tu = parse()
+    g = Gen(tu)
+    funcs = collect_functions(g)
+    # Every handle and enum of the header is bound, not only those the table uses.
+    for name, cur in list(g.typedefs.items()):
+        if in_cuda(cur) and str(cur.location.file.name).endswith("/cuda.h"):
+            u = cur.underlying_typedef_type
+            base = u.get_named_type() if u.kind == ci.TypeKind.ELABORATED else u
+            if base.kind == ci.TypeKind.ENUM or (
+                    base.kind == ci.TypeKind.POINTER and name not in ("CUdeviceptr",)
+                    and base.get_pointee().kind in (ci.TypeKind.ELABORATED, ci.TypeKind.RECORD)):
+                g.typedef(cur)
+    names = list(DEFINE_INTS) + list(DEFINE_PTRS)
+    src = (INC12 / "cuda.h").read_text()
+    for prefix in DEFINE_FLAGS.values():
+        names += [n for n in re.findall(r"^#define (\w+)\s", src, re.M) if n.startswith(prefix)]
+    defines = c_define_values(list(dict.fromkeys(names)))
+    extra = emit_messages(g)
+    emit(g, funcs, defines)
+    emit_manifest(g, defines)
+    emit_table(funcs)
+    n_lines = sum(len(v) for v in funcs.values())
+    print(f"{len(funcs)} functions, {n_lines} table lines, {len(g.out_records)} records, "
+          f"{len(g.out_enums)} enums, {len(g.out_handles)} handles; 13.x-only codes: {[e[0] for e in extra]}")
+
+
+if __name__ == "__main__":
+    main()

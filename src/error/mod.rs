@@ -1,0 +1,271 @@
+//! Errors: every `CUresult` of the 12.9 and 13.x headers, the driver library's load
+//! failures, and functions the loaded driver does not provide.
+//!
+//! [`CudaError`] is the one error type of the crate. A driver failure keeps its
+//! [`CUresult`] — the value, unknown codes included — so it can be matched
+//! (`CudaError::Driver(CUresult::CUDA_ERROR_NO_DEVICE)`) and classified:
+//! [`CUresult::is_sticky`] says the context (and the process) can no longer be used,
+//! [`CUresult::is_usage_error`] says the call was wrong and nothing else is harmed.
+//! Names are those of `cuGetErrorName`; messages those of `cuGetErrorString`
+//! wherever the 535 driver has one (`tests/real_driver.rs` checks both), our own
+//! otherwise.
+
+mod messages;
+
+use crate::sys::CUresult;
+use crate::version::DriverVersion;
+use core::fmt;
+
+/// The crate's error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// The driver returned this code.
+    #[error("{0}")]
+    Driver(CUresult),
+    /// The loaded driver does not provide this function at the ABI the crate binds.
+    #[error(
+        "{function} is not available from the loaded CUDA driver (its ABI needs driver {needs} or newer)"
+    )]
+    NotSupported {
+        /// The function (table field) asked for, e.g. `cuGraphAddNode`.
+        function: &'static str,
+        /// The CUDA version whose ABI the crate binds for it.
+        needs: DriverVersion,
+    },
+    /// The driver library could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+impl CudaError {
+    /// The driver's code, if this is a driver failure.
+    pub fn code(&self) -> Option<CUresult> {
+        match self {
+            Self::Driver(code) => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// Whether this failure left the context unusable (see [`CUresult::is_sticky`]).
+    pub fn is_sticky(&self) -> bool {
+        self.code().is_some_and(CUresult::is_sticky)
+    }
+
+    /// Whether the driver found no CUDA device.
+    pub fn is_no_device(&self) -> bool {
+        self.code() == Some(CUresult::CUDA_ERROR_NO_DEVICE)
+    }
+}
+
+/// `Ok(())` for `CUDA_SUCCESS`, the typed error otherwise.
+#[inline]
+pub fn check(code: CUresult) -> Result<(), CudaError> {
+    if code == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(CudaError::Driver(code))
+    }
+}
+
+impl CUresult {
+    /// What `cuGetErrorString` says of this code (our own words where the 535 driver
+    /// has none); `None` for a code no header we know declares.
+    pub fn message(self) -> Option<&'static str> {
+        messages::MESSAGES
+            .iter()
+            .find(|(c, _)| *c == self)
+            .map(|(_, m)| *m)
+    }
+
+    /// Whether the driver documents this error as leaving the process in an
+    /// inconsistent state: the context is unusable and every later call fails the
+    /// same way until the process restarts (illegal address, launch failure, ...).
+    pub fn is_sticky(self) -> bool {
+        messages::STICKY.contains(&self)
+    }
+
+    /// Whether this error says only that the call was wrong (a bad value, handle,
+    /// context or state): nothing was changed and the context remains usable.
+    pub fn is_usage_error(self) -> bool {
+        matches!(
+            self,
+            Self::CUDA_ERROR_INVALID_VALUE
+                | Self::CUDA_ERROR_NOT_INITIALIZED
+                | Self::CUDA_ERROR_INVALID_DEVICE
+                | Self::CUDA_ERROR_INVALID_CONTEXT
+                | Self::CUDA_ERROR_CONTEXT_ALREADY_CURRENT
+                | Self::CUDA_ERROR_INVALID_HANDLE
+                | Self::CUDA_ERROR_ILLEGAL_STATE
+                | Self::CUDA_ERROR_NOT_FOUND
+                | Self::CUDA_ERROR_NOT_PERMITTED
+                | Self::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+                | Self::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+                | Self::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE
+                | Self::CUDA_ERROR_CONTEXT_ALREADY_IN_USE
+                | Self::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+                | Self::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+                | Self::CUDA_ERROR_ALREADY_MAPPED
+                | Self::CUDA_ERROR_NOT_MAPPED
+                | Self::CUDA_ERROR_ALREADY_ACQUIRED
+                | Self::CUDA_ERROR_NOT_MAPPED_AS_ARRAY
+                | Self::CUDA_ERROR_NOT_MAPPED_AS_POINTER
+                | Self::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                | Self::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                | Self::CUDA_ERROR_STREAM_CAPTURE_MERGE
+                | Self::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+                | Self::CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+                | Self::CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+                | Self::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+                | Self::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+                | Self::CUDA_ERROR_CAPTURED_EVENT
+        )
+    }
+}
+
+impl fmt::Display for CUresult {
+    /// `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.name(), self.message()) {
+            (Some(name), Some(msg)) => write!(f, "{name} ({}): {msg}", self.0),
+            _ => write!(f, "unknown CUDA error code {}", self.0),
+        }
+    }
+}
+
+/// Why the driver library could not be loaded. Every variant keeps its cause.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// No candidate library could be opened.
+    #[error("no CUDA driver library could be loaded; tried: {}", list(.tried))]
+    LibraryNotFound {
+        /// Every path tried, in order, with the loader's message.
+        tried: Vec<LoadAttempt>,
+    },
+    /// The library opened, but it is not a CUDA driver: it lacks a required symbol.
+    #[error("{path} is not a CUDA driver: it has no `{symbol}`")]
+    NotACudaDriver {
+        /// The library.
+        path: String,
+        /// The required symbol it lacks.
+        symbol: &'static str,
+    },
+    /// `cuDriverGetVersion` failed.
+    #[error("cuDriverGetVersion failed: {0}")]
+    VersionQuery(CUresult),
+    /// The CUDA driver does not exist on this platform.
+    #[error("the CUDA driver is not available on {0}")]
+    UnsupportedPlatform(&'static str),
+    /// The per-thread default stream was asked of a driver without `cuGetProcAddress`.
+    #[error(
+        "the per-thread default stream needs cuGetProcAddress (driver 11.3 or newer), which {path} lacks"
+    )]
+    PerThreadNeedsProcAddress {
+        /// The library.
+        path: String,
+    },
+    /// An environment variable names a choice this build cannot honour.
+    #[error("{variable}={value}: {reason}")]
+    Environment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// Why it cannot be honoured.
+        reason: &'static str,
+    },
+    /// The process-wide driver was already loaded with other options.
+    #[error("the process-wide driver is already loaded, with other options")]
+    AlreadyLoaded,
+}
+
+/// One library the loader tried to open, and why it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadAttempt {
+    /// The path or name given to the dynamic loader.
+    pub path: String,
+    /// The dynamic loader's message.
+    pub error: String,
+}
+
+fn list(tried: &[LoadAttempt]) -> String {
+    let parts: Vec<String> = tried
+        .iter()
+        .map(|a| format!("{} ({})", a.path, a.error))
+        .collect();
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_messages_cover_every_known_code() {
+        for (name, code) in CUresult::KNOWN {
+            assert_eq!(code.name(), Some(*name));
+            let msg = code.message();
+            assert!(msg.is_some_and(|m| !m.is_empty()), "{name} has no message");
+        }
+        // 12.9 has 100 codes; the 13.x header adds some.
+        assert!(CUresult::KNOWN.len() > 100, "{}", CUresult::KNOWN.len());
+    }
+
+    #[test]
+    fn unknown_codes_keep_their_value() {
+        let e = CudaError::Driver(CUresult(123_456));
+        assert_eq!(e.code(), Some(CUresult(123_456)));
+        assert_eq!(e.to_string(), "unknown CUDA error code 123456");
+        assert!(!e.is_sticky());
+    }
+
+    #[test]
+    fn display_names_the_code_and_says_what_it_means() {
+        let e = CudaError::Driver(CUresult::CUDA_ERROR_NO_DEVICE);
+        assert_eq!(
+            e.to_string(),
+            "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected"
+        );
+        assert!(e.is_no_device());
+        assert_eq!(check(CUresult::CUDA_SUCCESS), Ok(()));
+        assert_eq!(
+            check(CUresult::CUDA_ERROR_INVALID_VALUE),
+            Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+        );
+    }
+
+    #[test]
+    fn sticky_and_usage_errors_are_told_apart() {
+        assert!(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS.is_sticky());
+        assert!(CUresult::CUDA_ERROR_LAUNCH_FAILED.is_sticky());
+        assert!(!CUresult::CUDA_ERROR_ILLEGAL_ADDRESS.is_usage_error());
+        assert!(CUresult::CUDA_ERROR_INVALID_VALUE.is_usage_error());
+        assert!(!CUresult::CUDA_ERROR_INVALID_VALUE.is_sticky());
+        assert!(!CUresult::CUDA_ERROR_OUT_OF_MEMORY.is_sticky());
+        for (name, code) in CUresult::KNOWN {
+            assert!(!(code.is_sticky() && code.is_usage_error()), "{name}");
+        }
+    }
+
+    #[test]
+    fn load_errors_list_every_path_tried() {
+        let e = LoadError::LibraryNotFound {
+            tried: vec![
+                LoadAttempt {
+                    path: "libcuda.so.1".into(),
+                    error: "not found".into(),
+                },
+                LoadAttempt {
+                    path: "libcuda.so".into(),
+                    error: "also not found".into(),
+                },
+            ],
+        };
+        let s = e.to_string();
+        assert!(
+            s.contains("libcuda.so.1 (not found)") && s.contains("libcuda.so (also not found)"),
+            "{s}"
+        );
+    }
+}

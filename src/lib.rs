@@ -1,0 +1,34 @@
+//! # oxicuda-driver
+//!
+//! Safe, zero-cost bindings to the NVIDIA CUDA Driver API, loaded at run time: no
+//! `cuda.h`, no link-time `libcuda`, no `nvcc`.
+//!
+//! This release is the foundation the safe layer stands on:
+//!
+//! - [`sys`] — the raw C ABI: handles, enums, flag sets and structs of CUDA 12.9;
+//! - [`table`] — the driver functions, declared once in one list, resolved into a
+//!   [`DriverTable`] of typed function pointers;
+//! - [`loader`] — finds the driver library, resolves the table with version gating,
+//!   and reports every failure with its cause;
+//! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), oxicuda_driver::CudaError> {
+//! let driver = oxicuda_driver::init()?; // loads libcuda.so.1 and calls cuInit(0)
+//! println!("CUDA driver {}", driver.version());
+//! # Ok(())
+//! # }
+//! ```
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+pub mod error;
+pub mod loader;
+pub mod sys;
+pub mod table;
+pub mod version;
+
+pub use error::{CudaError, LoadAttempt, LoadError};
+pub use loader::{Driver, DriverOptions, Resolver, driver, driver_with, init};
+pub use table::DriverTable;
+pub use version::DriverVersion;

@@ -1,0 +1,443 @@
+//! The loader: finds the driver library, resolves the function table, and keeps the
+//! cause of every failure.
+//!
+//! Rules (design.md §4, measured on the 535 driver):
+//! - Library search: the explicit path ([`DriverOptions::path`] or
+//!   `OXICUDA_DRIVER_PATH`) alone when one is given — an explicit choice is honoured
+//!   or reported, never replaced; otherwise `libcuda.so.1`, then `libcuda.so`
+//!   (Windows: `nvcuda.dll`; macOS: [`LoadError::UnsupportedPlatform`]).
+//! - Resolution through `cuGetProcAddress_v2`, else `cuGetProcAddress`, else `dlsym`
+//!   of the exported (suffixed) name. A null pointer is an absent function.
+//! - Version gating: a line whose ABI is newer than the driver is never asked for —
+//!   the 535 driver, asked for a newer version, silently hands back its own older ABI.
+//! - Only the library, its resolver and `cuDriverGetVersion` are required. Any other
+//!   function may be missing; calling it is [`CudaError::NotSupported`].
+//! - The per-thread default stream ([`DriverOptions::per_thread_default_stream`]) asks
+//!   the driver for its `_ptsz`/`_ptds` variants.
+//!
+//! [`Driver::from_proc_address`] takes a `cuGetProcAddress_v2`-compatible function
+//! instead of a library, for drivers that live in the process (the software driver).
+
+use crate::error::{CudaError, LoadAttempt, LoadError, check};
+use crate::sys::{CUdriverProcAddress_flags, CUdriverProcAddressQueryResult, CUresult, cuuint64_t};
+use crate::table::{DLSYM_SYMBOLS, DriverTable, ENTRIES, Entry, pfn};
+use crate::version::DriverVersion;
+use core::ffi::{CStr, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The environment variable naming the driver library to load.
+pub const ENV_DRIVER_PATH: &str = "OXICUDA_DRIVER_PATH";
+/// The environment variable choosing the driver: `system` (the default).
+/// `soft` selects the software driver in builds that have it.
+pub const ENV_DRIVER: &str = "OXICUDA_DRIVER";
+
+/// How to load the driver.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DriverOptions {
+    path: Option<PathBuf>,
+    per_thread_default_stream: bool,
+}
+
+impl DriverOptions {
+    /// The system driver, searched for by name, with the legacy default stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What the environment asks for: `OXICUDA_DRIVER_PATH` (an explicit library) and
+    /// `OXICUDA_DRIVER` (`system`, the default; any other value is an error here).
+    pub fn from_env() -> Result<Self, LoadError> {
+        let mut options = Self::new();
+        if let Some(choice) = std::env::var_os(ENV_DRIVER) {
+            let value = choice.to_string_lossy().into_owned();
+            match value.as_str() {
+                "" | "system" => {}
+                "soft" => {
+                    return Err(LoadError::Environment {
+                        variable: ENV_DRIVER,
+                        value,
+                        reason: "the software driver is not part of this build",
+                    });
+                }
+                _ => {
+                    return Err(LoadError::Environment {
+                        variable: ENV_DRIVER,
+                        value,
+                        reason: "expected `system` or `soft`",
+                    });
+                }
+            }
+        }
+        if let Some(path) = std::env::var_os(ENV_DRIVER_PATH).filter(|p| !p.is_empty()) {
+            options.path = Some(PathBuf::from(path));
+        }
+        Ok(options)
+    }
+
+    /// Load exactly this library; no other is tried.
+    pub fn path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Resolve the per-thread-default-stream variants (`_ptsz`/`_ptds`) of the
+    /// functions that take a stream: the null stream then means this thread's
+    /// default stream rather than the legacy one.
+    pub fn per_thread_default_stream(mut self, yes: bool) -> Self {
+        self.per_thread_default_stream = yes;
+        self
+    }
+}
+
+/// How the table was resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolver {
+    /// `cuGetProcAddress_v2` (CUDA 12.0+).
+    ProcAddressV2,
+    /// `cuGetProcAddress` (CUDA 11.3+).
+    ProcAddress,
+    /// `dlsym` of the exported names (older drivers).
+    Dlsym,
+    /// A `cuGetProcAddress_v2`-compatible function given by the caller.
+    InProcess,
+}
+
+/// A loaded CUDA driver: its function table and version.
+///
+/// Obtain the process-wide one with [`crate::init`] or [`crate::driver`], or load
+/// one of your own with [`Driver::load`].
+pub struct Driver {
+    table: DriverTable,
+    version: DriverVersion,
+    resolver: Resolver,
+    options: DriverOptions,
+    path: Option<String>,
+    init: OnceLock<CUresult>,
+    // Declared last so that it is dropped last: the table points into it.
+    _library: Option<libloading::Library>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("version", &self.version)
+            .field("resolver", &self.resolver)
+            .field("path", &self.path)
+            .field("table", &self.table)
+            .finish()
+    }
+}
+
+impl Driver {
+    /// Opens the driver library that `options` names, resolves the table and asks the
+    /// driver's version. Does not call `cuInit` (see [`Driver::init`]).
+    pub fn load(options: &DriverOptions) -> Result<Self, LoadError> {
+        let candidates: Vec<PathBuf> = match &options.path {
+            Some(path) => vec![path.clone()],
+            None => default_candidates()?,
+        };
+        let mut tried = Vec::new();
+        for candidate in candidates {
+            // SAFETY: opening a shared library runs its initialisers. The candidates
+            // are the CUDA driver's own names, or a library the caller chose
+            // explicitly and so vouches for.
+            match unsafe { libloading::Library::new(&candidate) } {
+                Ok(library) => return Self::from_library(library, &candidate, options),
+                Err(e) => tried.push(LoadAttempt {
+                    path: candidate.display().to_string(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        Err(LoadError::LibraryNotFound { tried })
+    }
+
+    fn from_library(
+        library: libloading::Library,
+        path: &Path,
+        options: &DriverOptions,
+    ) -> Result<Self, LoadError> {
+        let path = path.display().to_string();
+        // SAFETY (each `get`): the symbols are looked up with the types of the ABI the
+        // driver exports them under: `cuGetProcAddress_v2` has the 12.0 signature,
+        // `cuGetProcAddress` the 11.3 one, `cuDriverGetVersion` the 2.2 one.
+        let v2 = unsafe { library.get::<pfn::cuGetProcAddress>(b"cuGetProcAddress_v2\0") }
+            .ok()
+            .map(|s| *s);
+        let v1 = unsafe { library.get::<pfn::cuGetProcAddress_v11030>(b"cuGetProcAddress\0") }
+            .ok()
+            .map(|s| *s);
+        let get_version =
+            unsafe { library.get::<pfn::cuDriverGetVersion>(b"cuDriverGetVersion\0") }
+                .map(|s| *s)
+                .map_err(|_| LoadError::NotACudaDriver {
+                    path: path.clone(),
+                    symbol: "cuDriverGetVersion",
+                })?;
+        let version = query_version(get_version)?;
+        let flags = proc_flags(options);
+        let (resolver, table) = if let Some(get) = v2 {
+            (Resolver::ProcAddressV2, resolve_v2(get, version, flags))
+        } else if let Some(get) = v1 {
+            (
+                Resolver::ProcAddress,
+                resolve_table(version, |name, ver| {
+                    let mut p = core::ptr::null_mut();
+                    // SAFETY: `name` is NUL-terminated, `p` a valid out-pointer (the 535
+                    // driver crashes on NULL ones); 11.3 signature.
+                    let r = unsafe { get(name, &mut p, ver, flags) };
+                    if r == CUresult::CUDA_SUCCESS {
+                        p
+                    } else {
+                        core::ptr::null_mut()
+                    }
+                }),
+            )
+        } else {
+            if options.per_thread_default_stream {
+                return Err(LoadError::PerThreadNeedsProcAddress { path });
+            }
+            (Resolver::Dlsym, resolve_dlsym(&library, version))
+        };
+        tracing::debug!(%path, %version, ?resolver, "loaded the CUDA driver");
+        Ok(Self {
+            table,
+            version,
+            resolver,
+            options: options.clone(),
+            path: Some(path),
+            init: OnceLock::new(),
+            _library: Some(library),
+        })
+    }
+
+    /// A driver that lives in this process, reached through its
+    /// `cuGetProcAddress_v2`-compatible entry point. No library is opened; the
+    /// options' path is ignored.
+    ///
+    /// # Safety
+    /// `get_proc_address` must behave as `cuGetProcAddress_v2` does: for a
+    /// NUL-terminated name and a version, return null or a function with that
+    /// version's C signature, valid for as long as the returned `Driver` lives.
+    pub unsafe fn from_proc_address(
+        get_proc_address: pfn::cuGetProcAddress,
+        options: &DriverOptions,
+    ) -> Result<Self, LoadError> {
+        let flags = proc_flags(options);
+        let version_fn = lookup_v2(
+            get_proc_address,
+            c"cuDriverGetVersion".as_ptr(),
+            2020,
+            flags,
+        );
+        if version_fn.is_null() {
+            return Err(LoadError::NotACudaDriver {
+                path: "the in-process driver".into(),
+                symbol: "cuDriverGetVersion",
+            });
+        }
+        // SAFETY: the caller promises the pointer has the 2.2 `cuDriverGetVersion` ABI.
+        let get_version =
+            unsafe { core::mem::transmute::<*mut c_void, pfn::cuDriverGetVersion>(version_fn) };
+        let version = query_version(get_version)?;
+        Ok(Self {
+            table: resolve_v2(get_proc_address, version, flags),
+            version,
+            resolver: Resolver::InProcess,
+            options: options.clone(),
+            path: None,
+            init: OnceLock::new(),
+            _library: None,
+        })
+    }
+
+    /// Calls `cuInit(0)` (once; later calls return the first answer). On a machine
+    /// without a GPU this is `CudaError::Driver(CUresult::CUDA_ERROR_NO_DEVICE)`.
+    pub fn init(&self) -> Result<(), CudaError> {
+        let cu_init = self.table.cuInit()?;
+        // SAFETY: `cuInit` takes flags by value; 0 is the only documented value.
+        let code = *self.init.get_or_init(|| unsafe { cu_init(0) });
+        check(code)
+    }
+
+    /// The driver's version, as reported by `cuDriverGetVersion` at load.
+    #[inline]
+    pub fn version(&self) -> DriverVersion {
+        self.version
+    }
+
+    /// Asks the driver for its version again (`cuDriverGetVersion`).
+    #[inline]
+    pub fn query_version(&self) -> Result<DriverVersion, CudaError> {
+        let f = self.table.cuDriverGetVersion()?;
+        let mut v: c_int = 0;
+        // SAFETY: `v` is a valid out-pointer.
+        check(unsafe { f(&mut v) })?;
+        Ok(DriverVersion::from_raw(v.max(0) as u32))
+    }
+
+    /// The resolved function table. Calling through it is `unsafe`.
+    #[inline]
+    pub fn table(&self) -> &DriverTable {
+        &self.table
+    }
+
+    /// How the table was resolved.
+    pub fn resolver(&self) -> Resolver {
+        self.resolver
+    }
+
+    /// The library loaded, or `None` for an in-process driver.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// The options the driver was loaded with.
+    pub fn options(&self) -> &DriverOptions {
+        &self.options
+    }
+}
+
+fn default_candidates() -> Result<Vec<PathBuf>, LoadError> {
+    if cfg!(target_os = "macos") {
+        return Err(LoadError::UnsupportedPlatform("macOS"));
+    }
+    let names: &[&str] = if cfg!(windows) {
+        &["nvcuda.dll"]
+    } else {
+        &["libcuda.so.1", "libcuda.so"]
+    };
+    Ok(names.iter().map(PathBuf::from).collect())
+}
+
+fn proc_flags(options: &DriverOptions) -> cuuint64_t {
+    let flag = if options.per_thread_default_stream {
+        CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+    } else {
+        CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT
+    };
+    flag.0 as cuuint64_t
+}
+
+fn query_version(get_version: pfn::cuDriverGetVersion) -> Result<DriverVersion, LoadError> {
+    let mut v: c_int = 0;
+    // SAFETY: `v` is a valid out-pointer.
+    let code = unsafe { get_version(&mut v) };
+    if code != CUresult::CUDA_SUCCESS {
+        return Err(LoadError::VersionQuery(code));
+    }
+    Ok(DriverVersion::from_raw(v.max(0) as u32))
+}
+
+/// Resolves every line whose ABI the driver's version covers, through `lookup(name, version)`.
+fn resolve_table(
+    version: DriverVersion,
+    mut lookup: impl FnMut(*const c_char, c_int) -> *mut c_void,
+) -> DriverTable {
+    let mut buf = [0u8; 128];
+    DriverTable::resolve(|entry: &Entry| {
+        if entry.version > version.raw() {
+            return core::ptr::null_mut(); // never ask: the driver would hand back an older ABI
+        }
+        match c_name(&mut buf, entry.base_name()) {
+            Some(name) => lookup(name.as_ptr(), entry.version as c_int),
+            None => core::ptr::null_mut(),
+        }
+    })
+}
+
+fn resolve_v2(
+    get: pfn::cuGetProcAddress,
+    version: DriverVersion,
+    flags: cuuint64_t,
+) -> DriverTable {
+    resolve_table(version, |name, ver| lookup_v2(get, name, ver, flags))
+}
+
+fn lookup_v2(
+    get: pfn::cuGetProcAddress,
+    name: *const c_char,
+    ver: c_int,
+    flags: cuuint64_t,
+) -> *mut c_void {
+    let mut p = core::ptr::null_mut();
+    let mut status = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    // SAFETY: `name` is NUL-terminated; `p` and `status` are valid out-pointers (the 535
+    // driver crashes on NULL ones).
+    let r = unsafe { get(name, &mut p, ver, flags, &mut status) };
+    if r == CUresult::CUDA_SUCCESS
+        && status == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS
+    {
+        p
+    } else {
+        core::ptr::null_mut()
+    }
+}
+
+fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> DriverTable {
+    resolve_table(version, |name, _| {
+        // SAFETY: `resolve_table` passes a NUL-terminated name it built.
+        let base = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or_default();
+        // Without cuGetProcAddress a symbol's ABI cannot be chosen: only functions with
+        // one ABI in the list are resolved, under the name cuda.h exports them as.
+        if ENTRIES.iter().filter(|e| e.base_name() == base).count() != 1 {
+            return core::ptr::null_mut();
+        }
+        let symbol = DLSYM_SYMBOLS
+            .iter()
+            .find(|(b, _)| *b == base)
+            .map_or(base, |(_, s)| *s);
+        let mut buf = [0u8; 128];
+        let Some(symbol) = c_name(&mut buf, symbol) else {
+            return core::ptr::null_mut();
+        };
+        // SAFETY: only the symbol's address is read; its table line gives it a type.
+        unsafe { library.get::<*mut c_void>(symbol.to_bytes_with_nul()) }
+            .map_or(core::ptr::null_mut(), |s| *s)
+    })
+}
+
+/// `name` followed by a NUL, in `buf`; `None` if it does not fit or holds a NUL.
+fn c_name<'b>(buf: &'b mut [u8; 128], name: &str) -> Option<&'b CStr> {
+    let bytes = name.as_bytes();
+    let end = bytes.len();
+    if end >= buf.len() {
+        return None;
+    }
+    buf[..end].copy_from_slice(bytes);
+    buf[end] = 0;
+    CStr::from_bytes_with_nul(&buf[..=end]).ok()
+}
+
+static GLOBAL: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
+
+/// The process-wide driver, loaded once as the environment says
+/// ([`DriverOptions::from_env`]), without `cuInit`. A failure is kept and returned
+/// to every caller.
+pub fn driver() -> Result<&'static Driver, LoadError> {
+    GLOBAL
+        .get_or_init(|| DriverOptions::from_env().and_then(|o| Driver::load(&o)))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The process-wide driver, loaded with `options` if it is not loaded yet.
+/// [`LoadError::AlreadyLoaded`] if it was, with other options.
+pub fn driver_with(options: DriverOptions) -> Result<&'static Driver, LoadError> {
+    let d = GLOBAL
+        .get_or_init(|| Driver::load(&options))
+        .as_ref()
+        .map_err(Clone::clone)?;
+    if d.options != options {
+        return Err(LoadError::AlreadyLoaded);
+    }
+    Ok(d)
+}
+
+/// Loads the process-wide driver ([`driver`]) and initialises it (`cuInit`).
+pub fn init() -> Result<&'static Driver, CudaError> {
+    let d = driver()?;
+    d.init()?;
+    Ok(d)
+}

@@ -1,0 +1,180 @@
+//! The driver-function table, generated from the one declarative list in `list.rs`.
+//!
+//! Each line of the list — `name @ version (params);` — becomes:
+//! - a function-pointer type [`pfn`]`::name`,
+//! - a slot `DriverTable::name: Option<pfn::name>`, filled by the loader,
+//! - an accessor `DriverTable::name()` that returns the pointer or
+//!   [`CudaError::NotSupported`] naming the function and the driver version it needs,
+//! - an [`Entry`] in [`ENTRIES`], which the loader and the tests walk.
+//!
+//! Calling through a pointer is `unsafe`: the safe layer does it, once per operation.
+
+#[cfg(test)]
+use crate::error::CudaError;
+use crate::version::DriverVersion;
+
+/// One line of the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The field name: the driver symbol's base name, suffixed `_v<version>` for an
+    /// older ABI kept beside the newest (`cuCtxCreate_v3020`).
+    pub name: &'static str,
+    /// The CUDA version whose ABI the signature matches (`PFN_<base>_v<version>`).
+    pub version: u32,
+    /// The parameters as written in the list (`dptr : * mut CUdeviceptr, ...`).
+    pub params: &'static str,
+}
+
+impl Entry {
+    /// The name to ask the driver for: `name` without the `_v<version>` suffix.
+    pub fn base_name(&self) -> &'static str {
+        match self.name.rsplit_once("_v") {
+            Some((base, v)) if v.parse() == Ok(self.version) => base,
+            _ => self.name,
+        }
+    }
+
+    /// The ABI version as a [`DriverVersion`].
+    pub const fn needs(&self) -> DriverVersion {
+        DriverVersion::from_raw(self.version)
+    }
+
+    /// How many parameters the signature has.
+    pub fn arity(&self) -> usize {
+        if self.params.trim().is_empty() {
+            0
+        } else {
+            self.params.split(',').count()
+        }
+    }
+}
+
+/// Turns the declarative list into the table. See the module documentation.
+macro_rules! driver_table {
+    ($($name:ident @ $ver:literal ($($arg:ident : $ty:ty),* $(,)?);)*) => {
+        /// One function-pointer type per line of the list.
+        #[allow(non_camel_case_types)]
+        pub mod pfn {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[doc = concat!("`PFN_", stringify!($name), "` (CUDA ", stringify!($ver), " ABI).")]
+                pub type $name = unsafe extern "C" fn($($arg: $ty),*) -> $crate::sys::CUresult;
+            )*
+        }
+
+        /// Every line of the list, in order.
+        pub const ENTRIES: &[$crate::table::Entry] = &[
+            $($crate::table::Entry { name: stringify!($name), version: $ver, params: stringify!($($arg: $ty),*) },)*
+        ];
+
+        /// The resolved driver functions: `None` where the driver does not provide the
+        /// ABI the line names.
+        #[allow(non_snake_case)]
+        #[derive(Clone, Copy)]
+        pub struct DriverTable {
+            $(
+                #[doc = concat!("`", stringify!($name), "`, CUDA ", stringify!($ver), " ABI.")]
+                pub $name: Option<pfn::$name>,
+            )*
+        }
+
+        #[allow(non_snake_case)]
+        impl DriverTable {
+            /// Fills every slot with what `lookup` returns for its entry (null: absent).
+            pub(crate) fn resolve(mut lookup: impl FnMut(&$crate::table::Entry) -> *mut core::ffi::c_void) -> Self {
+                Self {
+                    $($name: {
+                        const E: $crate::table::Entry = $crate::table::Entry { name: stringify!($name), version: $ver, params: "" };
+                        let p = lookup(&E);
+                        // SAFETY: `lookup` returns null or the driver's entry point for
+                        // exactly this symbol at this ABI version, whose C signature is
+                        // the line's; `Option<fn>` has the layout of a nullable pointer.
+                        unsafe { core::mem::transmute::<*mut core::ffi::c_void, Option<pfn::$name>>(p) }
+                    },)*
+                }
+            }
+
+            /// Whether each entry of [`ENTRIES`] was resolved, in the same order.
+            pub fn resolved(&self) -> impl Iterator<Item = (&'static $crate::table::Entry, bool)> + '_ {
+                ENTRIES.iter().zip([$(self.$name.is_some()),*])
+            }
+
+            $(
+                #[doc = concat!("`", stringify!($name), "`, or the error naming it and the driver it needs.")]
+                #[inline]
+                pub fn $name(&self) -> Result<pfn::$name, $crate::error::CudaError> {
+                    self.$name.ok_or($crate::error::CudaError::NotSupported {
+                        function: stringify!($name),
+                        needs: $crate::version::DriverVersion::from_raw($ver),
+                    })
+                }
+            )*
+        }
+    };
+}
+mod list;
+pub(crate) use list::DLSYM_SYMBOLS;
+pub use list::{DriverTable, ENTRIES, pfn};
+
+impl core::fmt::Debug for DriverTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let resolved = self.resolved().filter(|(_, ok)| *ok).count();
+        write!(
+            f,
+            "DriverTable {{ {resolved} of {} resolved }}",
+            ENTRIES.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_names_strip_only_the_matching_version_suffix() {
+        let e = |name, version| Entry {
+            name,
+            version,
+            params: "",
+        };
+        assert_eq!(e("cuCtxCreate_v3020", 3020).base_name(), "cuCtxCreate");
+        assert_eq!(e("cuCtxCreate", 12050).base_name(), "cuCtxCreate");
+        assert_eq!(e("cuFoo_v2", 3020).base_name(), "cuFoo_v2");
+    }
+
+    #[test]
+    fn every_versioned_field_names_an_existing_base() {
+        for e in ENTRIES {
+            let base = e.base_name();
+            assert!(base.starts_with("cu"), "{}", e.name);
+            if base != e.name {
+                // An older ABI is kept only beside the newest one.
+                let newest = ENTRIES.iter().find(|x| x.name == base);
+                assert!(newest.is_some_and(|n| n.version > e.version), "{}", e.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_covers_at_least_350_functions() {
+        let mut bases: Vec<_> = ENTRIES.iter().map(Entry::base_name).collect();
+        bases.sort_unstable();
+        bases.dedup();
+        assert!(bases.len() >= 350, "{} functions", bases.len());
+    }
+
+    #[test]
+    fn an_absent_function_is_a_typed_error_naming_it() {
+        let t = DriverTable::resolve(|_| core::ptr::null_mut());
+        match t.cuGraphAddNode() {
+            Err(CudaError::NotSupported { function, needs }) => {
+                assert_eq!(function, "cuGraphAddNode");
+                assert_eq!(needs, DriverVersion::new(12, 3));
+            }
+            other => panic!("unexpected {:?}", other.map(|_| ())),
+        }
+        assert_eq!(t.resolved().filter(|(_, ok)| *ok).count(), 0);
+    }
+}
