@@ -302,6 +302,19 @@ def collect_functions(g):
         funcs.setdefault(base, {})[ver] = args
     for base, ver, args in EXTRA_FUNCTIONS:
         funcs.setdefault(base, {})[ver] = args
+    # Per-thread-default-stream variants: same ABI, registered from CUDA 7.0 on.
+    ptds = {}
+    for name, cur in g.typedefs.items():
+        m = re.fullmatch(r"PFN_(cu\w+?)_v(\d+)_(ptds|ptsz)", name)
+        if not m or m.group(1) not in funcs:
+            continue
+        base, ver = m.group(1), int(m.group(2))
+        types = [g.rust_type(t) for t in cur.underlying_typedef_type.get_pointee().argument_types()]
+        for line_ver, args in funcs[base].items():
+            if [t for _, t in args] == types and line_ver != ver:
+                field = base if line_ver == max(funcs[base]) else f"{base}_v{line_ver}"
+                ptds[field] = ver
+    g.ptds = ptds
     return funcs
 
 
@@ -468,6 +481,14 @@ def emit_manifest(g, defines):
     w("    ]")
     w("}")
     w("")
+    w("/// Every handle, typedef and enum the crate declares under its C name: (name, size, align).")
+    w("pub fn types() -> Vec<(&'static str, usize, usize)> {")
+    w("    vec![")
+    for name in sorted(set(g.out_handles) | set(g.out_typedefs) | set(g.out_enums)):
+        w(f"        (\"{name}\", size_of::<{name}>(), align_of::<{name}>()),")
+    w("    ]")
+    w("}")
+    w("")
     w("/// Every named struct and union: C spelling, size, alignment, and every field at every depth.")
     w("pub fn structs() -> Vec<StructLayout> {")
     w("    vec![")
@@ -484,7 +505,7 @@ def emit_manifest(g, defines):
     (ROOT / "src/sys/manifest.rs").write_text("\n".join(o) + "\n")
 
 
-def emit_table(funcs):
+def emit_table(g, funcs):
     o = []
     w = o.append
     w("// The driver-function list: one line per function and ABI version.")
@@ -508,6 +529,13 @@ def emit_table(funcs):
             args = ", ".join(f"{n}: {t}" for n, t in funcs[base][v])
             w(f"    {field} @ {v} ({args});")
     w("}")
+    w("")
+    w("/// Lines whose per-thread-default-stream variant (`_ptsz`/`_ptds`, same ABI) the driver")
+    w("/// registers under a later version than the line's: (field, version to ask for).")
+    w("pub(crate) const PER_THREAD_VERSIONS: &[(&str, u32)] = &[")
+    for field, ver in sorted(g.ptds.items()):
+        w(f'    ("{field}", {ver}),')
+    w("];")
     w("")
     w("/// Exported symbol of each function whose cuda.h name carries a suffix, for drivers")
     w("/// without cuGetProcAddress (older than 11.3). Only functions with one line are")
@@ -595,7 +623,10 @@ def main():
     extra = emit_messages(g)
     emit(g, funcs, defines)
     emit_manifest(g, defines)
-    emit_table(funcs)
+    emit_table(g, funcs)
+    subprocess.run(["rustfmt", "--edition", "2024", str(ROOT / "src/sys/generated.rs"),
+                    str(ROOT / "src/sys/manifest.rs"), str(ROOT / "src/table/list.rs"),
+                    str(ROOT / "src/error/messages.rs")], check=True)
     n_lines = sum(len(v) for v in funcs.values())
     print(f"{len(funcs)} functions, {n_lines} table lines, {len(g.out_records)} records, "
           f"{len(g.out_enums)} enums, {len(g.out_handles)} handles; 13.x-only codes: {[e[0] for e in extra]}")

@@ -20,7 +20,7 @@
 
 use crate::error::{CudaError, LoadAttempt, LoadError, check};
 use crate::sys::{CUdriverProcAddress_flags, CUdriverProcAddressQueryResult, CUresult, cuuint64_t};
-use crate::table::{DLSYM_SYMBOLS, DriverTable, ENTRIES, Entry, pfn};
+use crate::table::{DLSYM_SYMBOLS, DriverTable, ENTRIES, Entry, PER_THREAD_VERSIONS, pfn};
 use crate::version::DriverVersion;
 use core::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -182,7 +182,7 @@ impl Driver {
         } else if let Some(get) = v1 {
             (
                 Resolver::ProcAddress,
-                resolve_table(version, |name, ver| {
+                resolve_table(version, options.per_thread_default_stream, |name, ver| {
                     let mut p = core::ptr::null_mut();
                     // SAFETY: `name` is NUL-terminated, `p` a valid out-pointer (the 535
                     // driver crashes on NULL ones); 11.3 signature.
@@ -330,9 +330,11 @@ fn query_version(get_version: pfn::cuDriverGetVersion) -> Result<DriverVersion, 
     Ok(DriverVersion::from_raw(v.max(0) as u32))
 }
 
-/// Resolves every line whose ABI the driver's version covers, through `lookup(name, version)`.
+/// Resolves every line whose ABI the driver's version covers, through
+/// `lookup(name, version to ask for)`.
 fn resolve_table(
     version: DriverVersion,
+    per_thread: bool,
     mut lookup: impl FnMut(*const c_char, c_int) -> *mut c_void,
 ) -> DriverTable {
     let mut buf = [0u8; 128];
@@ -340,9 +342,17 @@ fn resolve_table(
         if entry.version > version.raw() {
             return core::ptr::null_mut(); // never ask: the driver would hand back an older ABI
         }
+        // A `_ptsz`/`_ptds` variant has the line's ABI but may be registered later (7.0).
+        let ask = match per_thread {
+            true => PER_THREAD_VERSIONS
+                .iter()
+                .find(|(f, _)| *f == entry.name)
+                .map_or(entry.version, |(_, v)| *v),
+            false => entry.version,
+        };
         match c_name(&mut buf, entry.base_name()) {
-            Some(name) => lookup(name.as_ptr(), entry.version as c_int),
-            None => core::ptr::null_mut(),
+            Some(name) if ask <= version.raw() => lookup(name.as_ptr(), ask as c_int),
+            _ => core::ptr::null_mut(),
         }
     })
 }
@@ -352,7 +362,10 @@ fn resolve_v2(
     version: DriverVersion,
     flags: cuuint64_t,
 ) -> DriverTable {
-    resolve_table(version, |name, ver| lookup_v2(get, name, ver, flags))
+    let per_thread = flags != 0;
+    resolve_table(version, per_thread, |name, ver| {
+        lookup_v2(get, name, ver, flags)
+    })
 }
 
 fn lookup_v2(
@@ -376,7 +389,7 @@ fn lookup_v2(
 }
 
 fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> DriverTable {
-    resolve_table(version, |name, _| {
+    resolve_table(version, false, |name, _| {
         // SAFETY: `resolve_table` passes a NUL-terminated name it built.
         let base = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or_default();
         // Without cuGetProcAddress a symbol's ABI cannot be chosen: only functions with

@@ -114,7 +114,7 @@ macro_rules! driver_table {
     };
 }
 mod list;
-pub(crate) use list::DLSYM_SYMBOLS;
+pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
 pub use list::{DriverTable, ENTRIES, pfn};
 
 impl core::fmt::Debug for DriverTable {

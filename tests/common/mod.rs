@@ -1,0 +1,50 @@
+//! Test fixtures: the real 535 driver and the CUDA 12.9 / 13.x headers, fetched by
+//! `scripts/fixtures.sh`. Under `CI=true` a missing fixture fails the test; elsewhere
+//! the test says loudly that it skipped.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+fn fixtures_dir() -> PathBuf {
+    std::env::var_os("OXICUDA_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".fixtures"))
+}
+
+/// The fixture at `$var`, else at `.fixtures/<rel>`. `None` (after a loud message)
+/// when it is missing outside CI; a panic when it is missing under `CI=true`.
+pub fn fixture(var: &str, rel: &str) -> Option<PathBuf> {
+    let path = std::env::var_os(var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fixtures_dir().join(rel));
+    if path.exists() {
+        return Some(path);
+    }
+    let msg = format!(
+        "fixture missing: {} (set {var}, or run scripts/fixtures.sh)",
+        path.display()
+    );
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("{msg}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    None
+}
+
+/// The real NVIDIA driver (Debian `libcuda1` 535, CUDA 12.2).
+pub fn real_driver() -> Option<PathBuf> {
+    fixture(
+        "OXICUDA_REAL_DRIVER",
+        "libcuda/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1",
+    )
+}
+
+/// The CUDA 12.9 `include/` folder (cuda.h, cudaTypedefs.h).
+pub fn cuda12_include() -> Option<PathBuf> {
+    fixture("OXICUDA_CUDA_INCLUDE", "cuda12/include")
+}
+
+/// The CUDA 13.x `include/` folder.
+pub fn cuda13_include() -> Option<PathBuf> {
+    fixture("OXICUDA_CUDA13_INCLUDE", "cuda13/include")
+}
