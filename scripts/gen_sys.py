@@ -135,7 +135,7 @@ class Gen:
         self.out_enums = {}  # rust name -> (repr, [(cname, value)], doc)
         self.out_records = {}  # rust name -> (kind, fields, cursor, c_spelling)
         self.order = []  # emission order of records
-        self.todo_records = []
+        self.enum_tags = set()  # `enum X_enum` tags, aliased to their typedef
 
     # ---- types ----------------------------------------------------------
     def rust_type(self, t, in_param=False):
@@ -191,6 +191,7 @@ class Gen:
                 self.enum(decl, rename=name)
                 if decl.spelling and decl.spelling != name:
                     self.out_typedefs.setdefault(decl.spelling, f"pub type {decl.spelling} = {name};")
+                    self.enum_tags.add(decl.spelling)
                 return name
         if base.kind == ci.TypeKind.RECORD:
             decl = base.get_declaration()
@@ -485,7 +486,8 @@ def emit_manifest(g, defines):
     w("pub fn types() -> Vec<(&'static str, usize, usize)> {")
     w("    vec![")
     for name in sorted(set(g.out_handles) | set(g.out_typedefs) | set(g.out_enums)):
-        w(f"        (\"{name}\", size_of::<{name}>(), align_of::<{name}>()),")
+        c_name = f"enum {name}" if name in g.enum_tags else name
+        w(f"        (\"{c_name}\", size_of::<{name}>(), align_of::<{name}>()),")
     w("    ]")
     w("}")
     w("")

@@ -1138,7 +1138,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS>(),
         ),
         (
-            "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum",
+            "enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum",
             size_of::<CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum>(),
             align_of::<CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum>(),
         ),
@@ -1163,7 +1163,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUGPUDirectRDMAWritesOrdering>(),
         ),
         (
-            "CUGPUDirectRDMAWritesOrdering_enum",
+            "enum CUGPUDirectRDMAWritesOrdering_enum",
             size_of::<CUGPUDirectRDMAWritesOrdering_enum>(),
             align_of::<CUGPUDirectRDMAWritesOrdering_enum>(),
         ),
@@ -1183,7 +1183,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUaccessProperty>(),
         ),
         (
-            "CUaccessProperty_enum",
+            "enum CUaccessProperty_enum",
             size_of::<CUaccessProperty_enum>(),
             align_of::<CUaccessProperty_enum>(),
         ),
@@ -1193,7 +1193,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUaddress_mode>(),
         ),
         (
-            "CUaddress_mode_enum",
+            "enum CUaddress_mode_enum",
             size_of::<CUaddress_mode_enum>(),
             align_of::<CUaddress_mode_enum>(),
         ),
@@ -1209,7 +1209,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUarraySparseSubresourceType>(),
         ),
         (
-            "CUarraySparseSubresourceType_enum",
+            "enum CUarraySparseSubresourceType_enum",
             size_of::<CUarraySparseSubresourceType_enum>(),
             align_of::<CUarraySparseSubresourceType_enum>(),
         ),
@@ -1219,7 +1219,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUarray_cubemap_face>(),
         ),
         (
-            "CUarray_cubemap_face_enum",
+            "enum CUarray_cubemap_face_enum",
             size_of::<CUarray_cubemap_face_enum>(),
             align_of::<CUarray_cubemap_face_enum>(),
         ),
@@ -1229,7 +1229,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUarray_format>(),
         ),
         (
-            "CUarray_format_enum",
+            "enum CUarray_format_enum",
             size_of::<CUarray_format_enum>(),
             align_of::<CUarray_format_enum>(),
         ),
@@ -1254,7 +1254,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUasyncNotificationType>(),
         ),
         (
-            "CUasyncNotificationType_enum",
+            "enum CUasyncNotificationType_enum",
             size_of::<CUasyncNotificationType_enum>(),
             align_of::<CUasyncNotificationType_enum>(),
         ),
@@ -1284,7 +1284,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUcigDataType>(),
         ),
         (
-            "CUcigDataType_enum",
+            "enum CUcigDataType_enum",
             size_of::<CUcigDataType_enum>(),
             align_of::<CUcigDataType_enum>(),
         ),
@@ -1294,7 +1294,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUclusterSchedulingPolicy>(),
         ),
         (
-            "CUclusterSchedulingPolicy_enum",
+            "enum CUclusterSchedulingPolicy_enum",
             size_of::<CUclusterSchedulingPolicy_enum>(),
             align_of::<CUclusterSchedulingPolicy_enum>(),
         ),
@@ -1304,7 +1304,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUcomputemode>(),
         ),
         (
-            "CUcomputemode_enum",
+            "enum CUcomputemode_enum",
             size_of::<CUcomputemode_enum>(),
             align_of::<CUcomputemode_enum>(),
         ),
@@ -1315,7 +1315,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUcoredumpSettings>(),
         ),
         (
-            "CUcoredumpSettings_enum",
+            "enum CUcoredumpSettings_enum",
             size_of::<CUcoredumpSettings_enum>(),
             align_of::<CUcoredumpSettings_enum>(),
         ),
@@ -1335,7 +1335,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUctx_flags>(),
         ),
         (
-            "CUctx_flags_enum",
+            "enum CUctx_flags_enum",
             size_of::<CUctx_flags_enum>(),
             align_of::<CUctx_flags_enum>(),
         ),
@@ -1376,7 +1376,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUdeviceNumaConfig>(),
         ),
         (
-            "CUdeviceNumaConfig_enum",
+            "enum CUdeviceNumaConfig_enum",
             size_of::<CUdeviceNumaConfig_enum>(),
             align_of::<CUdeviceNumaConfig_enum>(),
         ),
@@ -1386,7 +1386,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUdevice_P2PAttribute>(),
         ),
         (
-            "CUdevice_P2PAttribute_enum",
+            "enum CUdevice_P2PAttribute_enum",
             size_of::<CUdevice_P2PAttribute_enum>(),
             align_of::<CUdevice_P2PAttribute_enum>(),
         ),
@@ -1396,7 +1396,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUdevice_attribute>(),
         ),
         (
-            "CUdevice_attribute_enum",
+            "enum CUdevice_attribute_enum",
             size_of::<CUdevice_attribute_enum>(),
             align_of::<CUdevice_attribute_enum>(),
         ),
@@ -1426,7 +1426,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUdriverProcAddressQueryResult>(),
         ),
         (
-            "CUdriverProcAddressQueryResult_enum",
+            "enum CUdriverProcAddressQueryResult_enum",
             size_of::<CUdriverProcAddressQueryResult_enum>(),
             align_of::<CUdriverProcAddressQueryResult_enum>(),
         ),
@@ -1436,7 +1436,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUdriverProcAddress_flags>(),
         ),
         (
-            "CUdriverProcAddress_flags_enum",
+            "enum CUdriverProcAddress_flags_enum",
             size_of::<CUdriverProcAddress_flags_enum>(),
             align_of::<CUdriverProcAddress_flags_enum>(),
         ),
@@ -1447,7 +1447,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUevent_flags>(),
         ),
         (
-            "CUevent_flags_enum",
+            "enum CUevent_flags_enum",
             size_of::<CUevent_flags_enum>(),
             align_of::<CUevent_flags_enum>(),
         ),
@@ -1457,7 +1457,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUevent_record_flags>(),
         ),
         (
-            "CUevent_record_flags_enum",
+            "enum CUevent_record_flags_enum",
             size_of::<CUevent_record_flags_enum>(),
             align_of::<CUevent_record_flags_enum>(),
         ),
@@ -1467,7 +1467,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUevent_sched_flags>(),
         ),
         (
-            "CUevent_sched_flags_enum",
+            "enum CUevent_sched_flags_enum",
             size_of::<CUevent_sched_flags_enum>(),
             align_of::<CUevent_sched_flags_enum>(),
         ),
@@ -1477,7 +1477,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUevent_wait_flags>(),
         ),
         (
-            "CUevent_wait_flags_enum",
+            "enum CUevent_wait_flags_enum",
             size_of::<CUevent_wait_flags_enum>(),
             align_of::<CUevent_wait_flags_enum>(),
         ),
@@ -1507,7 +1507,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUexecAffinityType>(),
         ),
         (
-            "CUexecAffinityType_enum",
+            "enum CUexecAffinityType_enum",
             size_of::<CUexecAffinityType_enum>(),
             align_of::<CUexecAffinityType_enum>(),
         ),
@@ -1532,7 +1532,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUexternalMemoryHandleType>(),
         ),
         (
-            "CUexternalMemoryHandleType_enum",
+            "enum CUexternalMemoryHandleType_enum",
             size_of::<CUexternalMemoryHandleType_enum>(),
             align_of::<CUexternalMemoryHandleType_enum>(),
         ),
@@ -1547,7 +1547,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUexternalSemaphoreHandleType>(),
         ),
         (
-            "CUexternalSemaphoreHandleType_enum",
+            "enum CUexternalSemaphoreHandleType_enum",
             size_of::<CUexternalSemaphoreHandleType_enum>(),
             align_of::<CUexternalSemaphoreHandleType_enum>(),
         ),
@@ -1557,7 +1557,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUfilter_mode>(),
         ),
         (
-            "CUfilter_mode_enum",
+            "enum CUfilter_mode_enum",
             size_of::<CUfilter_mode_enum>(),
             align_of::<CUfilter_mode_enum>(),
         ),
@@ -1567,7 +1567,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUflushGPUDirectRDMAWritesOptions>(),
         ),
         (
-            "CUflushGPUDirectRDMAWritesOptions_enum",
+            "enum CUflushGPUDirectRDMAWritesOptions_enum",
             size_of::<CUflushGPUDirectRDMAWritesOptions_enum>(),
             align_of::<CUflushGPUDirectRDMAWritesOptions_enum>(),
         ),
@@ -1577,7 +1577,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUflushGPUDirectRDMAWritesScope>(),
         ),
         (
-            "CUflushGPUDirectRDMAWritesScope_enum",
+            "enum CUflushGPUDirectRDMAWritesScope_enum",
             size_of::<CUflushGPUDirectRDMAWritesScope_enum>(),
             align_of::<CUflushGPUDirectRDMAWritesScope_enum>(),
         ),
@@ -1587,7 +1587,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUflushGPUDirectRDMAWritesTarget>(),
         ),
         (
-            "CUflushGPUDirectRDMAWritesTarget_enum",
+            "enum CUflushGPUDirectRDMAWritesTarget_enum",
             size_of::<CUflushGPUDirectRDMAWritesTarget_enum>(),
             align_of::<CUflushGPUDirectRDMAWritesTarget_enum>(),
         ),
@@ -1597,7 +1597,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUfunc_cache>(),
         ),
         (
-            "CUfunc_cache_enum",
+            "enum CUfunc_cache_enum",
             size_of::<CUfunc_cache_enum>(),
             align_of::<CUfunc_cache_enum>(),
         ),
@@ -1612,7 +1612,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUfunctionLoadingState>(),
         ),
         (
-            "CUfunctionLoadingState_enum",
+            "enum CUfunctionLoadingState_enum",
             size_of::<CUfunctionLoadingState_enum>(),
             align_of::<CUfunctionLoadingState_enum>(),
         ),
@@ -1622,7 +1622,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUfunction_attribute>(),
         ),
         (
-            "CUfunction_attribute_enum",
+            "enum CUfunction_attribute_enum",
             size_of::<CUfunction_attribute_enum>(),
             align_of::<CUfunction_attribute_enum>(),
         ),
@@ -1633,7 +1633,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphChildGraphNodeOwnership>(),
         ),
         (
-            "CUgraphChildGraphNodeOwnership_enum",
+            "enum CUgraphChildGraphNodeOwnership_enum",
             size_of::<CUgraphChildGraphNodeOwnership_enum>(),
             align_of::<CUgraphChildGraphNodeOwnership_enum>(),
         ),
@@ -1648,7 +1648,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphConditionalNodeType>(),
         ),
         (
-            "CUgraphConditionalNodeType_enum",
+            "enum CUgraphConditionalNodeType_enum",
             size_of::<CUgraphConditionalNodeType_enum>(),
             align_of::<CUgraphConditionalNodeType_enum>(),
         ),
@@ -1658,7 +1658,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphDebugDot_flags>(),
         ),
         (
-            "CUgraphDebugDot_flags_enum",
+            "enum CUgraphDebugDot_flags_enum",
             size_of::<CUgraphDebugDot_flags_enum>(),
             align_of::<CUgraphDebugDot_flags_enum>(),
         ),
@@ -1668,7 +1668,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphDependencyType>(),
         ),
         (
-            "CUgraphDependencyType_enum",
+            "enum CUgraphDependencyType_enum",
             size_of::<CUgraphDependencyType_enum>(),
             align_of::<CUgraphDependencyType_enum>(),
         ),
@@ -1703,7 +1703,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphExecUpdateResultInfo_v1>(),
         ),
         (
-            "CUgraphExecUpdateResult_enum",
+            "enum CUgraphExecUpdateResult_enum",
             size_of::<CUgraphExecUpdateResult_enum>(),
             align_of::<CUgraphExecUpdateResult_enum>(),
         ),
@@ -1713,7 +1713,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphInstantiateResult>(),
         ),
         (
-            "CUgraphInstantiateResult_enum",
+            "enum CUgraphInstantiateResult_enum",
             size_of::<CUgraphInstantiateResult_enum>(),
             align_of::<CUgraphInstantiateResult_enum>(),
         ),
@@ -1723,7 +1723,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphInstantiate_flags>(),
         ),
         (
-            "CUgraphInstantiate_flags_enum",
+            "enum CUgraphInstantiate_flags_enum",
             size_of::<CUgraphInstantiate_flags_enum>(),
             align_of::<CUgraphInstantiate_flags_enum>(),
         ),
@@ -1733,7 +1733,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphMem_attribute>(),
         ),
         (
-            "CUgraphMem_attribute_enum",
+            "enum CUgraphMem_attribute_enum",
             size_of::<CUgraphMem_attribute_enum>(),
             align_of::<CUgraphMem_attribute_enum>(),
         ),
@@ -1753,7 +1753,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphNodeType>(),
         ),
         (
-            "CUgraphNodeType_enum",
+            "enum CUgraphNodeType_enum",
             size_of::<CUgraphNodeType_enum>(),
             align_of::<CUgraphNodeType_enum>(),
         ),
@@ -1763,7 +1763,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphicsMapResourceFlags>(),
         ),
         (
-            "CUgraphicsMapResourceFlags_enum",
+            "enum CUgraphicsMapResourceFlags_enum",
             size_of::<CUgraphicsMapResourceFlags_enum>(),
             align_of::<CUgraphicsMapResourceFlags_enum>(),
         ),
@@ -1773,7 +1773,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUgraphicsRegisterFlags>(),
         ),
         (
-            "CUgraphicsRegisterFlags_enum",
+            "enum CUgraphicsRegisterFlags_enum",
             size_of::<CUgraphicsRegisterFlags_enum>(),
             align_of::<CUgraphicsRegisterFlags_enum>(),
         ),
@@ -1809,7 +1809,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUipcMem_flags>(),
         ),
         (
-            "CUipcMem_flags_enum",
+            "enum CUipcMem_flags_enum",
             size_of::<CUipcMem_flags_enum>(),
             align_of::<CUipcMem_flags_enum>(),
         ),
@@ -1819,7 +1819,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUjitInputType>(),
         ),
         (
-            "CUjitInputType_enum",
+            "enum CUjitInputType_enum",
             size_of::<CUjitInputType_enum>(),
             align_of::<CUjitInputType_enum>(),
         ),
@@ -1829,7 +1829,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUjit_cacheMode>(),
         ),
         (
-            "CUjit_cacheMode_enum",
+            "enum CUjit_cacheMode_enum",
             size_of::<CUjit_cacheMode_enum>(),
             align_of::<CUjit_cacheMode_enum>(),
         ),
@@ -1839,7 +1839,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUjit_fallback>(),
         ),
         (
-            "CUjit_fallback_enum",
+            "enum CUjit_fallback_enum",
             size_of::<CUjit_fallback_enum>(),
             align_of::<CUjit_fallback_enum>(),
         ),
@@ -1849,7 +1849,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUjit_option>(),
         ),
         (
-            "CUjit_option_enum",
+            "enum CUjit_option_enum",
             size_of::<CUjit_option_enum>(),
             align_of::<CUjit_option_enum>(),
         ),
@@ -1859,7 +1859,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUjit_target>(),
         ),
         (
-            "CUjit_target_enum",
+            "enum CUjit_target_enum",
             size_of::<CUjit_target_enum>(),
             align_of::<CUjit_target_enum>(),
         ),
@@ -1885,7 +1885,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUlaunchAttributeID>(),
         ),
         (
-            "CUlaunchAttributeID_enum",
+            "enum CUlaunchAttributeID_enum",
             size_of::<CUlaunchAttributeID_enum>(),
             align_of::<CUlaunchAttributeID_enum>(),
         ),
@@ -1910,7 +1910,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUlaunchMemSyncDomainMap>(),
         ),
         (
-            "CUlaunchMemSyncDomain_enum",
+            "enum CUlaunchMemSyncDomain_enum",
             size_of::<CUlaunchMemSyncDomain_enum>(),
             align_of::<CUlaunchMemSyncDomain_enum>(),
         ),
@@ -1921,13 +1921,13 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUlibraryOption>(),
         ),
         (
-            "CUlibraryOption_enum",
+            "enum CUlibraryOption_enum",
             size_of::<CUlibraryOption_enum>(),
             align_of::<CUlibraryOption_enum>(),
         ),
         ("CUlimit", size_of::<CUlimit>(), align_of::<CUlimit>()),
         (
-            "CUlimit_enum",
+            "enum CUlimit_enum",
             size_of::<CUlimit_enum>(),
             align_of::<CUlimit_enum>(),
         ),
@@ -1947,7 +1947,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUlogLevel>(),
         ),
         (
-            "CUlogLevel_enum",
+            "enum CUlogLevel_enum",
             size_of::<CUlogLevel_enum>(),
             align_of::<CUlogLevel_enum>(),
         ),
@@ -1977,7 +1977,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAccess_flags>(),
         ),
         (
-            "CUmemAccess_flags_enum",
+            "enum CUmemAccess_flags_enum",
             size_of::<CUmemAccess_flags_enum>(),
             align_of::<CUmemAccess_flags_enum>(),
         ),
@@ -1987,7 +1987,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAllocationCompType>(),
         ),
         (
-            "CUmemAllocationCompType_enum",
+            "enum CUmemAllocationCompType_enum",
             size_of::<CUmemAllocationCompType_enum>(),
             align_of::<CUmemAllocationCompType_enum>(),
         ),
@@ -1997,7 +1997,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAllocationGranularity_flags>(),
         ),
         (
-            "CUmemAllocationGranularity_flags_enum",
+            "enum CUmemAllocationGranularity_flags_enum",
             size_of::<CUmemAllocationGranularity_flags_enum>(),
             align_of::<CUmemAllocationGranularity_flags_enum>(),
         ),
@@ -2007,7 +2007,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAllocationHandleType>(),
         ),
         (
-            "CUmemAllocationHandleType_enum",
+            "enum CUmemAllocationHandleType_enum",
             size_of::<CUmemAllocationHandleType_enum>(),
             align_of::<CUmemAllocationHandleType_enum>(),
         ),
@@ -2022,7 +2022,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAllocationType>(),
         ),
         (
-            "CUmemAllocationType_enum",
+            "enum CUmemAllocationType_enum",
             size_of::<CUmemAllocationType_enum>(),
             align_of::<CUmemAllocationType_enum>(),
         ),
@@ -2032,7 +2032,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAttach_flags>(),
         ),
         (
-            "CUmemAttach_flags_enum",
+            "enum CUmemAttach_flags_enum",
             size_of::<CUmemAttach_flags_enum>(),
             align_of::<CUmemAttach_flags_enum>(),
         ),
@@ -2042,7 +2042,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemDecompressAlgorithm>(),
         ),
         (
-            "CUmemDecompressAlgorithm_enum",
+            "enum CUmemDecompressAlgorithm_enum",
             size_of::<CUmemDecompressAlgorithm_enum>(),
             align_of::<CUmemDecompressAlgorithm_enum>(),
         ),
@@ -2067,7 +2067,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemHandleType>(),
         ),
         (
-            "CUmemHandleType_enum",
+            "enum CUmemHandleType_enum",
             size_of::<CUmemHandleType_enum>(),
             align_of::<CUmemHandleType_enum>(),
         ),
@@ -2082,7 +2082,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemLocationType>(),
         ),
         (
-            "CUmemLocationType_enum",
+            "enum CUmemLocationType_enum",
             size_of::<CUmemLocationType_enum>(),
             align_of::<CUmemLocationType_enum>(),
         ),
@@ -2097,7 +2097,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemOperationType>(),
         ),
         (
-            "CUmemOperationType_enum",
+            "enum CUmemOperationType_enum",
             size_of::<CUmemOperationType_enum>(),
             align_of::<CUmemOperationType_enum>(),
         ),
@@ -2122,7 +2122,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemPool_attribute>(),
         ),
         (
-            "CUmemPool_attribute_enum",
+            "enum CUmemPool_attribute_enum",
             size_of::<CUmemPool_attribute_enum>(),
             align_of::<CUmemPool_attribute_enum>(),
         ),
@@ -2132,7 +2132,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemRangeFlags>(),
         ),
         (
-            "CUmemRangeFlags_enum",
+            "enum CUmemRangeFlags_enum",
             size_of::<CUmemRangeFlags_enum>(),
             align_of::<CUmemRangeFlags_enum>(),
         ),
@@ -2142,7 +2142,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemRangeHandleType>(),
         ),
         (
-            "CUmemRangeHandleType_enum",
+            "enum CUmemRangeHandleType_enum",
             size_of::<CUmemRangeHandleType_enum>(),
             align_of::<CUmemRangeHandleType_enum>(),
         ),
@@ -2152,7 +2152,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmem_advise>(),
         ),
         (
-            "CUmem_advise_enum",
+            "enum CUmem_advise_enum",
             size_of::<CUmem_advise_enum>(),
             align_of::<CUmem_advise_enum>(),
         ),
@@ -2162,7 +2162,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmem_range_attribute>(),
         ),
         (
-            "CUmem_range_attribute_enum",
+            "enum CUmem_range_attribute_enum",
             size_of::<CUmem_range_attribute_enum>(),
             align_of::<CUmem_range_attribute_enum>(),
         ),
@@ -2177,7 +2177,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemcpy3DOperandType>(),
         ),
         (
-            "CUmemcpy3DOperandType_enum",
+            "enum CUmemcpy3DOperandType_enum",
             size_of::<CUmemcpy3DOperandType_enum>(),
             align_of::<CUmemcpy3DOperandType_enum>(),
         ),
@@ -2197,7 +2197,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemcpyFlags>(),
         ),
         (
-            "CUmemcpyFlags_enum",
+            "enum CUmemcpyFlags_enum",
             size_of::<CUmemcpyFlags_enum>(),
             align_of::<CUmemcpyFlags_enum>(),
         ),
@@ -2207,7 +2207,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemcpySrcAccessOrder>(),
         ),
         (
-            "CUmemcpySrcAccessOrder_enum",
+            "enum CUmemcpySrcAccessOrder_enum",
             size_of::<CUmemcpySrcAccessOrder_enum>(),
             align_of::<CUmemcpySrcAccessOrder_enum>(),
         ),
@@ -2222,7 +2222,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemorytype>(),
         ),
         (
-            "CUmemorytype_enum",
+            "enum CUmemorytype_enum",
             size_of::<CUmemorytype_enum>(),
             align_of::<CUmemorytype_enum>(),
         ),
@@ -2238,7 +2238,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmoduleLoadingMode>(),
         ),
         (
-            "CUmoduleLoadingMode_enum",
+            "enum CUmoduleLoadingMode_enum",
             size_of::<CUmoduleLoadingMode_enum>(),
             align_of::<CUmoduleLoadingMode_enum>(),
         ),
@@ -2248,7 +2248,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmulticastGranularity_flags>(),
         ),
         (
-            "CUmulticastGranularity_flags_enum",
+            "enum CUmulticastGranularity_flags_enum",
             size_of::<CUmulticastGranularity_flags_enum>(),
             align_of::<CUmulticastGranularity_flags_enum>(),
         ),
@@ -2273,7 +2273,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUoccupancy_flags>(),
         ),
         (
-            "CUoccupancy_flags_enum",
+            "enum CUoccupancy_flags_enum",
             size_of::<CUoccupancy_flags_enum>(),
             align_of::<CUoccupancy_flags_enum>(),
         ),
@@ -2293,7 +2293,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUpointer_attribute>(),
         ),
         (
-            "CUpointer_attribute_enum",
+            "enum CUpointer_attribute_enum",
             size_of::<CUpointer_attribute_enum>(),
             align_of::<CUpointer_attribute_enum>(),
         ),
@@ -2303,7 +2303,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUprocessState>(),
         ),
         (
-            "CUprocessState_enum",
+            "enum CUprocessState_enum",
             size_of::<CUprocessState_enum>(),
             align_of::<CUprocessState_enum>(),
         ),
@@ -2313,7 +2313,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUresourceViewFormat>(),
         ),
         (
-            "CUresourceViewFormat_enum",
+            "enum CUresourceViewFormat_enum",
             size_of::<CUresourceViewFormat_enum>(),
             align_of::<CUresourceViewFormat_enum>(),
         ),
@@ -2323,7 +2323,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUresourcetype>(),
         ),
         (
-            "CUresourcetype_enum",
+            "enum CUresourcetype_enum",
             size_of::<CUresourcetype_enum>(),
             align_of::<CUresourcetype_enum>(),
         ),
@@ -2334,7 +2334,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUshared_carveout>(),
         ),
         (
-            "CUshared_carveout_enum",
+            "enum CUshared_carveout_enum",
             size_of::<CUshared_carveout_enum>(),
             align_of::<CUshared_carveout_enum>(),
         ),
@@ -2344,7 +2344,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUsharedconfig>(),
         ),
         (
-            "CUsharedconfig_enum",
+            "enum CUsharedconfig_enum",
             size_of::<CUsharedconfig_enum>(),
             align_of::<CUsharedconfig_enum>(),
         ),
@@ -2375,7 +2375,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamBatchMemOpType>(),
         ),
         (
-            "CUstreamBatchMemOpType_enum",
+            "enum CUstreamBatchMemOpType_enum",
             size_of::<CUstreamBatchMemOpType_enum>(),
             align_of::<CUstreamBatchMemOpType_enum>(),
         ),
@@ -2390,7 +2390,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamCaptureMode>(),
         ),
         (
-            "CUstreamCaptureMode_enum",
+            "enum CUstreamCaptureMode_enum",
             size_of::<CUstreamCaptureMode_enum>(),
             align_of::<CUstreamCaptureMode_enum>(),
         ),
@@ -2400,7 +2400,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamCaptureStatus>(),
         ),
         (
-            "CUstreamCaptureStatus_enum",
+            "enum CUstreamCaptureStatus_enum",
             size_of::<CUstreamCaptureStatus_enum>(),
             align_of::<CUstreamCaptureStatus_enum>(),
         ),
@@ -2410,7 +2410,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamMemoryBarrier_flags>(),
         ),
         (
-            "CUstreamMemoryBarrier_flags_enum",
+            "enum CUstreamMemoryBarrier_flags_enum",
             size_of::<CUstreamMemoryBarrier_flags_enum>(),
             align_of::<CUstreamMemoryBarrier_flags_enum>(),
         ),
@@ -2420,7 +2420,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamUpdateCaptureDependencies_flags>(),
         ),
         (
-            "CUstreamUpdateCaptureDependencies_flags_enum",
+            "enum CUstreamUpdateCaptureDependencies_flags_enum",
             size_of::<CUstreamUpdateCaptureDependencies_flags_enum>(),
             align_of::<CUstreamUpdateCaptureDependencies_flags_enum>(),
         ),
@@ -2430,7 +2430,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamWaitValue_flags>(),
         ),
         (
-            "CUstreamWaitValue_flags_enum",
+            "enum CUstreamWaitValue_flags_enum",
             size_of::<CUstreamWaitValue_flags_enum>(),
             align_of::<CUstreamWaitValue_flags_enum>(),
         ),
@@ -2440,7 +2440,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamWriteValue_flags>(),
         ),
         (
-            "CUstreamWriteValue_flags_enum",
+            "enum CUstreamWriteValue_flags_enum",
             size_of::<CUstreamWriteValue_flags_enum>(),
             align_of::<CUstreamWriteValue_flags_enum>(),
         ),
@@ -2450,7 +2450,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstream_flags>(),
         ),
         (
-            "CUstream_flags_enum",
+            "enum CUstream_flags_enum",
             size_of::<CUstream_flags_enum>(),
             align_of::<CUstream_flags_enum>(),
         ),
@@ -2466,7 +2466,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUsynchronizationPolicy>(),
         ),
         (
-            "CUsynchronizationPolicy_enum",
+            "enum CUsynchronizationPolicy_enum",
             size_of::<CUsynchronizationPolicy_enum>(),
             align_of::<CUsynchronizationPolicy_enum>(),
         ),
@@ -2481,7 +2481,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapDataType>(),
         ),
         (
-            "CUtensorMapDataType_enum",
+            "enum CUtensorMapDataType_enum",
             size_of::<CUtensorMapDataType_enum>(),
             align_of::<CUtensorMapDataType_enum>(),
         ),
@@ -2491,7 +2491,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapFloatOOBfill>(),
         ),
         (
-            "CUtensorMapFloatOOBfill_enum",
+            "enum CUtensorMapFloatOOBfill_enum",
             size_of::<CUtensorMapFloatOOBfill_enum>(),
             align_of::<CUtensorMapFloatOOBfill_enum>(),
         ),
@@ -2501,7 +2501,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapIm2ColWideMode>(),
         ),
         (
-            "CUtensorMapIm2ColWideMode_enum",
+            "enum CUtensorMapIm2ColWideMode_enum",
             size_of::<CUtensorMapIm2ColWideMode_enum>(),
             align_of::<CUtensorMapIm2ColWideMode_enum>(),
         ),
@@ -2511,7 +2511,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapInterleave>(),
         ),
         (
-            "CUtensorMapInterleave_enum",
+            "enum CUtensorMapInterleave_enum",
             size_of::<CUtensorMapInterleave_enum>(),
             align_of::<CUtensorMapInterleave_enum>(),
         ),
@@ -2521,7 +2521,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapL2promotion>(),
         ),
         (
-            "CUtensorMapL2promotion_enum",
+            "enum CUtensorMapL2promotion_enum",
             size_of::<CUtensorMapL2promotion_enum>(),
             align_of::<CUtensorMapL2promotion_enum>(),
         ),
@@ -2531,7 +2531,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUtensorMapSwizzle>(),
         ),
         (
-            "CUtensorMapSwizzle_enum",
+            "enum CUtensorMapSwizzle_enum",
             size_of::<CUtensorMapSwizzle_enum>(),
             align_of::<CUtensorMapSwizzle_enum>(),
         ),
@@ -2552,7 +2552,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUuserObjectRetain_flags>(),
         ),
         (
-            "CUuserObjectRetain_flags_enum",
+            "enum CUuserObjectRetain_flags_enum",
             size_of::<CUuserObjectRetain_flags_enum>(),
             align_of::<CUuserObjectRetain_flags_enum>(),
         ),
@@ -2562,7 +2562,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUuserObject_flags>(),
         ),
         (
-            "CUuserObject_flags_enum",
+            "enum CUuserObject_flags_enum",
             size_of::<CUuserObject_flags_enum>(),
             align_of::<CUuserObject_flags_enum>(),
         ),
@@ -2573,7 +2573,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<cl_context_flags>(),
         ),
         (
-            "cl_context_flags_enum",
+            "enum cl_context_flags_enum",
             size_of::<cl_context_flags_enum>(),
             align_of::<cl_context_flags_enum>(),
         ),
@@ -2583,12 +2583,12 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<cl_event_flags>(),
         ),
         (
-            "cl_event_flags_enum",
+            "enum cl_event_flags_enum",
             size_of::<cl_event_flags_enum>(),
             align_of::<cl_event_flags_enum>(),
         ),
         (
-            "cudaError_enum",
+            "enum cudaError_enum",
             size_of::<cudaError_enum>(),
             align_of::<cudaError_enum>(),
         ),

@@ -1,0 +1,324 @@
+//! ABI conformance against the real headers.
+//!
+//! A C program generated from the crate's declarations (its ABI manifest), compiled by
+//! gcc as C11 against the wheel's `cuda.h`, prints the size, alignment and offset of
+//! everything the crate declares and the value of every constant; each is compared
+//! with what Rust computed. Every line of the driver table is compared, parameter by
+//! parameter, with its `PFN_<name>_v<version>` typedef in `cudaTypedefs.h`.
+
+mod common;
+
+use oxicuda_driver::sys::manifest::{constants, structs, types};
+use oxicuda_driver::table::ENTRIES;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Compiles `src` as C11 against `include` and returns what it prints, by line.
+fn run_c(name: &str, include: &Path, src: &str) -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("abi");
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join(format!("{name}.c"));
+    let exe = dir.join(name);
+    std::fs::write(&c, src).unwrap();
+    let out = Command::new("gcc")
+        .args(["-std=c11", "-Wall", "-Werror", "-I"])
+        .arg(include)
+        .arg(&c)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "gcc failed on {}:\n{}",
+        c.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().expect("the probe runs");
+    assert!(run.status.success());
+    String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+const PRELUDE: &str = "#include <cuda.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n\nint main(void) {\n";
+
+fn constants_program(header: u32) -> (String, HashMap<String, i128>) {
+    let mut src = String::from(PRELUDE);
+    let mut want = HashMap::new();
+    for c in constants().into_iter().filter(|c| c.header == header) {
+        writeln!(
+            src,
+            "    printf(\"{0} %lld\\n\", (long long)(intptr_t)({0}));",
+            c.c_name
+        )
+        .unwrap();
+        want.insert(c.c_name.to_owned(), c.value);
+    }
+    src.push_str("    return 0;\n}\n");
+    (src, want)
+}
+
+fn compare_constants(lines: Vec<String>, want: HashMap<String, i128>) -> usize {
+    let mut bad = Vec::new();
+    for line in &lines {
+        let (name, value) = line.split_once(' ').unwrap();
+        let c: i128 = value.parse().unwrap();
+        if want[name] != c {
+            bad.push(format!("{name}: Rust {} C {c}", want[name]));
+        }
+    }
+    assert!(bad.is_empty(), "constants differ:\n{}", bad.join("\n"));
+    assert_eq!(lines.len(), want.len());
+    lines.len()
+}
+
+#[test]
+fn every_constant_has_the_headers_value() {
+    let Some(inc) = common::cuda12_include() else {
+        return;
+    };
+    let (src, want) = constants_program(12);
+    let n = compare_constants(run_c("constants12", &inc, &src), want);
+    assert!(n > 850, "only {n} constants checked");
+}
+
+#[test]
+fn the_13x_result_codes_have_the_13x_headers_values() {
+    let Some(inc) = common::cuda13_include() else {
+        return;
+    };
+    let (src, want) = constants_program(13);
+    let n = compare_constants(run_c("constants13", &inc, &src), want);
+    assert!(n >= 1, "no 13.x constants checked");
+}
+
+#[test]
+fn every_struct_and_field_has_the_headers_layout() {
+    let Some(inc) = common::cuda12_include() else {
+        return;
+    };
+    let mut src = String::from(PRELUDE);
+    let mut want = HashMap::new();
+    for s in structs() {
+        let t = s.c_name;
+        writeln!(
+            src,
+            "    printf(\"S|{t}|%zu|%zu\\n\", sizeof({t}), _Alignof({t}));"
+        )
+        .unwrap();
+        want.insert(format!("S|{t}"), (s.size, s.align));
+        for f in &s.fields {
+            let p = f.c_path;
+            writeln!(
+                src,
+                "    printf(\"F|{t}.{p}|%zu|%zu\\n\", offsetof({t}, {p}), sizeof((({t} *)0)->{p}));"
+            )
+            .unwrap();
+            want.insert(format!("F|{t}.{p}"), (f.offset, f.size));
+        }
+    }
+    for (name, size, align) in types() {
+        writeln!(
+            src,
+            "    printf(\"T|{name}|%zu|%zu\\n\", sizeof({name}), _Alignof({name}));"
+        )
+        .unwrap();
+        want.insert(format!("T|{name}"), (size, align));
+    }
+    src.push_str("    return 0;\n}\n");
+    let lines = run_c("layouts", &inc, &src);
+    let mut bad = Vec::new();
+    for line in &lines {
+        let mut it = line.rsplitn(3, '|');
+        let (b, a, key) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+        let c = (a.parse::<usize>().unwrap(), b.parse::<usize>().unwrap());
+        if want[key] != c {
+            bad.push(format!("{key}: Rust {:?} C {c:?}", want[key]));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "layouts differ (offset/size or size/align):\n{}",
+        bad.join("\n")
+    );
+    assert_eq!(lines.len(), want.len());
+    let n_structs = lines.iter().filter(|l| l.starts_with("S|")).count();
+    assert!(
+        n_structs >= 80 && lines.len() > 800,
+        "{n_structs} structs, {} lines",
+        lines.len()
+    );
+    // The one the design calls out: 128 bytes, aligned to 64 (in C11).
+    assert!(lines.iter().any(|l| l == "S|struct CUtensorMap_st|128|64"));
+}
+
+/// C parameter list → the Rust types the list must use for it, spaces removed.
+fn c_params_as_rust(params: &str) -> Vec<String> {
+    let params = params.trim();
+    if params.is_empty() || params == "void" {
+        return Vec::new();
+    }
+    params.split(',').map(c_param_as_rust).collect()
+}
+
+fn c_param_as_rust(param: &str) -> String {
+    let spaced = param
+        .replace('*', " * ")
+        .replace('[', " [ ")
+        .replace(']', " ] ");
+    let mut tokens: Vec<&str> = spaced.split_whitespace().collect();
+    // The last identifier before any `[` is the parameter's name.
+    let arrays = tokens.iter().filter(|t| **t == "[").count();
+    tokens.retain(|t| *t != "[" && *t != "]");
+    let name_at = tokens
+        .iter()
+        .rposition(|t| t.chars().all(|c| c.is_alphanumeric() || c == '_') && *t != "const");
+    if let Some(i) = name_at {
+        let idents = tokens
+            .iter()
+            .filter(|t| !matches!(**t, "*" | "const"))
+            .count();
+        if idents > 1 {
+            tokens.remove(i);
+        }
+    }
+    let mut base_words = Vec::new();
+    let mut stars = Vec::new(); // constness of each pointee, innermost first
+    let mut pointee_const = false;
+    for t in tokens {
+        match t {
+            "const" => pointee_const = true,
+            "*" => {
+                stars.push(pointee_const);
+                pointee_const = false;
+            }
+            w => base_words.push(w),
+        }
+    }
+    let base = match base_words.join(" ").as_str() {
+        "void" => "c_void".to_owned(),
+        "char" => "c_char".to_owned(),
+        "int" => "c_int".to_owned(),
+        "unsigned int" | "unsigned" => "c_uint".to_owned(),
+        "unsigned char" => "c_uchar".to_owned(),
+        "unsigned short" => "c_ushort".to_owned(),
+        "short" => "c_short".to_owned(),
+        "long long" => "c_longlong".to_owned(),
+        "unsigned long long" => "c_ulonglong".to_owned(),
+        "float" => "f32".to_owned(),
+        "double" => "f64".to_owned(),
+        "size_t" => "usize".to_owned(),
+        other => other.to_owned(),
+    };
+    let mut ty = base;
+    for _ in 0..arrays {
+        stars.push(pointee_const);
+        pointee_const = false;
+    }
+    for is_const in stars {
+        ty = format!("{}{ty}", if is_const { "*const" } else { "*mut" });
+    }
+    ty
+}
+
+fn pfn_typedefs(inc: &Path) -> HashMap<String, Vec<String>> {
+    let mut map = HashMap::new();
+    for file in ["cudaTypedefs.h", "cudaProfilerTypedefs.h"] {
+        let text = std::fs::read_to_string(inc.join(file)).unwrap();
+        for line in text.lines() {
+            // `typedef CUresult (CUDAAPI *PFN_x_v1)(...);`, spaced either way.
+            let squeezed: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let squeezed = squeezed
+                .replace("CUresult(", "CUresult (")
+                .replace("( ", "(");
+            let Some(rest) = squeezed.strip_prefix("typedef CUresult (CUDAAPI *PFN_") else {
+                continue;
+            };
+            let (name, params) = rest.split_once(")(").unwrap();
+            let params = params.trim_end().strip_suffix(");").unwrap();
+            map.insert(name.to_owned(), c_params_as_rust(params));
+        }
+        // A few typedefs are spelled without their version (`PFN_cuModuleGetFunctionCount`)
+        // and versioned by `#define PFN_x PFN_x_v12040`, as the compiler sees them too.
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            if let (Some("#define"), Some(short), Some(long)) =
+                (words.next(), words.next(), words.next())
+            {
+                let (short, long) = (
+                    short.trim_start_matches("PFN_"),
+                    long.trim_start_matches("PFN_"),
+                );
+                if !map.contains_key(long)
+                    && let Some(params) = map.get(short).cloned()
+                {
+                    map.insert(long.to_owned(), params);
+                }
+            }
+        }
+    }
+    map
+}
+
+#[test]
+fn c_parameters_translate_as_the_list_spells_them() {
+    assert_eq!(
+        c_params_as_rust("CUdeviceptr_v2 *dptr, size_t bytesize"),
+        ["*mutCUdeviceptr_v2", "usize"]
+    );
+    assert_eq!(
+        c_params_as_rust("const char *symbol, void **pfn"),
+        ["*constc_char", "*mut*mutc_void"]
+    );
+    assert_eq!(c_params_as_rust("unsigned int flags"), ["c_uint"]);
+    assert_eq!(c_params_as_rust("void"), Vec::<String>::new());
+    assert_eq!(
+        c_params_as_rust("const CUgraphNode *from, size_t n"),
+        ["*constCUgraphNode", "usize"]
+    );
+}
+
+#[test]
+fn every_table_line_matches_its_pfn_typedef() {
+    let Some(inc) = common::cuda12_include() else {
+        return;
+    };
+    let typedefs = pfn_typedefs(&inc);
+    let mut bad = Vec::new();
+    for e in ENTRIES {
+        let key = format!("{}_v{}", e.base_name(), e.version);
+        let Some(c) = typedefs.get(&key) else {
+            bad.push(format!("{}: no PFN_{key} in cudaTypedefs.h", e.name));
+            continue;
+        };
+        let rust: Vec<String> = if e.params.trim().is_empty() {
+            Vec::new()
+        } else {
+            e.params
+                .split(',')
+                .map(|p| p.split_once(':').unwrap().1.split_whitespace().collect())
+                .collect()
+        };
+        if c.len() != e.arity() || rust.len() != e.arity() {
+            bad.push(format!(
+                "{}: arity {} but PFN_{key} has {}",
+                e.name,
+                e.arity(),
+                c.len()
+            ));
+        } else if &rust != c {
+            bad.push(format!("{}: {rust:?} but PFN_{key} is {c:?}", e.name));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} lines differ from cudaTypedefs.h:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
