@@ -1,0 +1,43 @@
+//! How the environment chooses the driver. One test, so that no other thread reads the
+//! environment while it changes.
+
+use oxicuda_driver::{DriverOptions, LoadError, loader};
+
+#[test]
+fn the_environment_choice_is_honoured_or_reported() {
+    // SAFETY (each set/remove): this test binary has one test, so one thread.
+    unsafe { std::env::remove_var(loader::ENV_DRIVER) };
+    unsafe { std::env::set_var(loader::ENV_DRIVER_PATH, "/nowhere/libcuda.so.1") };
+    assert_eq!(
+        DriverOptions::from_env(),
+        Ok(DriverOptions::new().path("/nowhere/libcuda.so.1"))
+    );
+
+    // An explicit path is the only one tried, and the process-wide load reports it.
+    match oxicuda_driver::driver() {
+        Err(LoadError::LibraryNotFound { tried }) => {
+            assert_eq!(tried.len(), 1);
+            assert_eq!(tried[0].path, "/nowhere/libcuda.so.1");
+        }
+        other => panic!("expected LibraryNotFound, got {other:?}"),
+    }
+    // The failure is kept, and init() reports it as a load error.
+    assert!(matches!(
+        oxicuda_driver::init(),
+        Err(oxicuda_driver::CudaError::Load(
+            LoadError::LibraryNotFound { .. }
+        ))
+    ));
+
+    unsafe { std::env::set_var(loader::ENV_DRIVER, "soft") };
+    let err = DriverOptions::from_env().unwrap_err();
+    assert!(err.to_string().contains("OXICUDA_DRIVER=soft"), "{err}");
+    unsafe { std::env::set_var(loader::ENV_DRIVER, "gpu") };
+    assert!(matches!(
+        DriverOptions::from_env(),
+        Err(LoadError::Environment { .. })
+    ));
+    unsafe { std::env::set_var(loader::ENV_DRIVER, "system") };
+    unsafe { std::env::remove_var(loader::ENV_DRIVER_PATH) };
+    assert_eq!(DriverOptions::from_env(), Ok(DriverOptions::new()));
+}
