@@ -4,7 +4,7 @@
 //! - a function-pointer type [`pfn`]`::name`,
 //! - a slot `DriverTable::name: Option<pfn::name>`, filled by the loader,
 //! - an accessor `DriverTable::name()` that returns the pointer or
-//!   [`CudaError::NotSupported`] naming the function and the driver version it needs,
+//!   [`CudaError::NotSupported`](crate::CudaError::NotSupported) naming the function and the driver version it needs,
 //! - an [`Entry`] in [`ENTRIES`], which the loader and the tests walk.
 //!
 //! Calling through a pointer is `unsafe`: the safe layer does it, once per operation.
@@ -68,10 +68,15 @@ macro_rules! driver_table {
             $($crate::table::Entry { name: stringify!($name), version: $ver, params: stringify!($($arg: $ty),*) },)*
         ];
 
+        /// How many lines the list has.
+        pub const COUNT: usize = [$(stringify!($name)),*].len();
+
         /// The resolved driver functions: `None` where the driver does not provide the
-        /// ABI the line names.
+        /// ABI the line names. `#[repr(C)]` with one nullable function pointer per line,
+        /// in list order: it has the layout of `[*mut c_void; COUNT]`.
         #[allow(non_snake_case)]
         #[derive(Clone, Copy)]
+        #[repr(C)]
         pub struct DriverTable {
             $(
                 #[doc = concat!("`", stringify!($name), "`, CUDA ", stringify!($ver), " ABI.")]
@@ -82,22 +87,30 @@ macro_rules! driver_table {
         #[allow(non_snake_case)]
         impl DriverTable {
             /// Fills every slot with what `lookup` returns for its entry (null: absent).
+            ///
+            /// `lookup` must return null or the driver's entry point for exactly the
+            /// entry's symbol at the entry's ABI version, whose C signature is the line's.
             pub(crate) fn resolve(mut lookup: impl FnMut(&$crate::table::Entry) -> *mut core::ffi::c_void) -> Self {
-                Self {
-                    $($name: {
-                        const E: $crate::table::Entry = $crate::table::Entry { name: stringify!($name), version: $ver, params: "" };
-                        let p = lookup(&E);
-                        // SAFETY: `lookup` returns null or the driver's entry point for
-                        // exactly this symbol at this ABI version, whose C signature is
-                        // the line's; `Option<fn>` has the layout of a nullable pointer.
-                        unsafe { core::mem::transmute::<*mut core::ffi::c_void, Option<pfn::$name>>(p) }
-                    },)*
+                let mut slots = [core::ptr::null_mut(); COUNT];
+                for (slot, entry) in slots.iter_mut().zip(ENTRIES) {
+                    *slot = lookup(entry);
                 }
+                // SAFETY: `Self` is `#[repr(C)]`, its fields are `Option<fn>` (the layout
+                // of a nullable pointer) in the order of ENTRIES, so it has the layout of
+                // this array; each pointer has its line's signature (see above).
+                unsafe { core::mem::transmute::<[*mut core::ffi::c_void; COUNT], Self>(slots) }
+            }
+
+            /// The slots in list order, as raw pointers.
+            fn slots(&self) -> &[*mut core::ffi::c_void; COUNT] {
+                // SAFETY: same layout, as in `resolve`; reading a fn pointer as a raw
+                // pointer is sound.
+                unsafe { &*(self as *const Self).cast::<[*mut core::ffi::c_void; COUNT]>() }
             }
 
             /// Whether each entry of [`ENTRIES`] was resolved, in the same order.
             pub fn resolved(&self) -> impl Iterator<Item = (&'static $crate::table::Entry, bool)> + '_ {
-                ENTRIES.iter().zip([$(self.$name.is_some()),*])
+                ENTRIES.iter().zip(self.slots().iter().map(|p| !p.is_null()))
             }
 
             $(
@@ -115,7 +128,7 @@ macro_rules! driver_table {
 }
 mod list;
 pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
-pub use list::{DriverTable, ENTRIES, pfn};
+pub use list::{COUNT, DriverTable, ENTRIES, pfn};
 
 impl core::fmt::Debug for DriverTable {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
