@@ -28,7 +28,8 @@ SRC
             -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
             -o "Dir::State::Lists=$apt_dir/lists"
             -o "Dir::Cache=$apt_dir/cache"
-            -o "Debug::NoLocking=1")
+            -o "Debug::NoLocking=1"
+            -o "APT::Sandbox::User=$(id -un)")
   apt-get "${apt_opts[@]}" update -qq
   rm -f libcuda1_*.deb
   apt-get "${apt_opts[@]}" download libcuda1

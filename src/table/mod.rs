@@ -127,8 +127,8 @@ macro_rules! driver_table {
     };
 }
 mod list;
-pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
 pub use list::{COUNT, DriverTable, ENTRIES, pfn};
+pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
 
 impl core::fmt::Debug for DriverTable {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
