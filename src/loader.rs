@@ -454,3 +454,7 @@ pub fn init() -> Result<&'static Driver, CudaError> {
     d.init()?;
     Ok(d)
 }
+
+// The process-wide driver is shared by every thread.
+static_assertions::assert_impl_all!(Driver: Send, Sync);
+static_assertions::assert_impl_all!(DriverTable: Send, Sync, Copy);

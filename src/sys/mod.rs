@@ -31,3 +31,10 @@ pub mod manifest;
 #[cfg(feature = "abi-manifest")]
 #[doc(hidden)]
 pub mod manifest_support;
+
+// Raw handles are plain values that do not cross threads on their own: a safe wrapper
+// must opt in, with its reason.
+static_assertions::assert_not_impl_any!(CUcontext: Send, Sync);
+static_assertions::assert_not_impl_any!(CUstream: Send, Sync);
+static_assertions::assert_not_impl_any!(CUmodule: Send, Sync);
+static_assertions::assert_impl_all!(CUresult: Send, Sync, Copy, Eq, core::hash::Hash);
