@@ -1,0 +1,1 @@
+//! The PTX front end and interpreter.
