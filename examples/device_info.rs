@@ -1,8 +1,13 @@
 //! Loads the CUDA driver, prints its version, then every device with its key
-//! attributes. Without a device it says so and exits with status 2; when the driver
-//! cannot be loaded it names every path it tried and exits with status 1.
+//! attributes. With a driver chosen (`OXICUDA_DRIVER_PATH`) that has no device it
+//! says so and exits with status 2; when a chosen driver cannot be loaded it names
+//! every path it tried and exits with status 1. With no driver chosen and no GPU on
+//! the machine it shows softcuda's simulated devices, and says so.
 //!
-//! `OXICUDA_DRIVER_PATH=/path/to/libcuda.so.1 cargo run --example device_info`
+//! `cargo run --example device_info`
+
+#[path = "common/mod.rs"]
+mod common;
 
 use oxicuda_driver::error::check;
 use oxicuda_driver::sys::{CUdevice, CUdevice_attribute};
@@ -11,19 +16,21 @@ use std::ffi::{CStr, c_char, c_int};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let driver = match oxicuda_driver::driver() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
+    // A chosen driver that loads but has no device: its version is still worth showing.
+    if let Ok(d) = oxicuda_driver::driver() {
+        println!(
+            "CUDA driver {} ({})",
+            d.version(),
+            d.path().unwrap_or("in-process")
+        );
+    }
+    let listed = common::choose().and_then(|c| {
+        if let common::Chosen::Soft(d) = &c {
+            println!("CUDA driver {} (softcuda, in-process)", d.version());
         }
-    };
-    println!(
-        "CUDA driver {} ({})",
-        driver.version(),
-        driver.path().unwrap_or("in-process")
-    );
-    match driver.init().and_then(|()| list_devices(driver)) {
+        list_devices(c.driver())
+    });
+    match listed {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_no_device() => {
             eprintln!("no CUDA device: the driver loaded, but found no GPU on this machine ({e})");

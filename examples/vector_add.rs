@@ -1,10 +1,14 @@
-//! `c = a + b` on the GPU, checked against the CPU.
+//! `c = a + b` for 1M floats on the GPU, checked against the CPU.
 //!
-//! This version drives the raw driver table (the safe layer is the next milestone), so
-//! it runs on a machine with an NVIDIA GPU. Without one it says so and exits with
-//! status 2: the software driver that will run it on any machine is not built yet.
+//! This version drives the raw driver table (the safe layer is the next milestone).
+//! With no driver chosen and no GPU on the machine it runs on softcuda, the software
+//! driver, and says so. With a driver chosen (`OXICUDA_DRIVER_PATH`) that has no
+//! device, it says so and exits with status 2.
 //!
 //! `cargo run --example vector_add`
+
+#[path = "common/mod.rs"]
+mod common;
 
 use oxicuda_driver::error::check;
 use oxicuda_driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
@@ -16,12 +20,10 @@ const PTX: &str = concat!(include_str!("../kernels/vector_add.ptx"), "\0");
 const N: usize = 1 << 20;
 
 fn main() -> ExitCode {
-    let driver = match oxicuda_driver::init() {
-        Ok(d) => d,
+    let chosen = match common::choose() {
+        Ok(c) => c,
         Err(e) if e.is_no_device() => {
-            eprintln!(
-                "no CUDA device on this machine ({e}); vector_add needs a GPU until the software driver lands"
-            );
+            eprintln!("no CUDA device behind the chosen driver ({e})");
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -29,7 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match run(driver) {
+    match run(chosen.driver()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -26,6 +26,15 @@ fn run(name: &str, driver_path: &str) -> Output {
         .unwrap()
 }
 
+/// Runs an example with no driver chosen (this machine has no GPU driver).
+fn run_unchosen(name: &str) -> Output {
+    Command::new(example(name))
+        .env_remove("OXICUDA_DRIVER_PATH")
+        .env_remove("OXICUDA_DRIVER")
+        .output()
+        .unwrap()
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -69,4 +78,34 @@ fn vector_add_without_a_device_says_so_without_panicking() {
     assert_eq!(out.status.code(), Some(2), "{s}");
     assert!(s.contains("no CUDA device"), "{s}");
     assert!(!s.contains("panicked"), "{s}");
+}
+
+#[test]
+fn vector_add_with_no_driver_chosen_runs_on_softcuda_and_says_so() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: vector_add runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("vector_add");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(
+        s.contains("1048576 elements, all equal to the CPU result"),
+        "{s}"
+    );
+}
+
+#[test]
+fn device_info_with_no_driver_chosen_lists_softcudas_devices() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("device_info");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(
+        s.contains("softcuda") && s.contains("2 device(s)") && s.contains("compute capability 9.0"),
+        "{s}"
+    );
 }

@@ -1,1 +1,258 @@
 //! The PTX front end and interpreter.
+//!
+//! [`Module::load`] parses PTX text (what NVRTC/NVCC emit: `.version` up to 8.8,
+//! `.target` up to the JIT target, `.address_size 64`), checks it, and compiles every
+//! function once into a compact array of typed operations over register indices.
+//! Anything the interpreter cannot execute exactly — an unknown instruction, an
+//! unsupported modifier, type or rounding mode — is refused here, with a ptxas-style
+//! error log naming it and its line, rather than giving a wrong result at run time.
+//!
+//! [`launch`] runs a kernel to completion on the calling thread. Blocks run one
+//! after another; the threads of a block run cooperatively: each runs until it
+//! reaches a barrier (`bar.sync`), a warp collective (`shfl.sync`, `vote.sync`, ...)
+//! or its end, then the next runs. A barrier releases when every thread that has
+//! not exited has reached it; a collective is evaluated once every live lane of its
+//! member mask has arrived.
+//!
+//! Memory model:
+//! - global and `.const` memory are host memory at their real addresses, checked
+//!   with [`DeviceMemory`] before every access (a failed check is
+//!   [`LaunchError::IllegalAddress`]); accesses are relaxed atomics so that kernels
+//!   running concurrently on other host threads are never undefined behaviour;
+//!   `atom`/`red` are real atomic read-modify-writes;
+//! - shared memory is a per-block buffer; local memory (and the `.param` frames of
+//!   `.func` calls) is a per-thread stack;
+//! - generic addresses of shared, local and parameter memory lie in windows at
+//!   `0xFE..`, `0xFD..` and `0xFC..` (top byte), which no user-space host address
+//!   can have: `cvta` adds or removes the window, generic `ld`/`st`/`atom` decode it.
+//!
+//! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile.rs` (checks and
+//! lowering to `ir.rs` operations), `arith.rs` (numeric semantics), `exec.rs` (the
+//! scheduler and interpreter loop), `log.rs` (ptxas-style logs).
+
+mod arith;
+mod compile;
+mod exec;
+mod ir;
+mod lex;
+mod log;
+mod parse;
+
+pub use exec::launch;
+
+/// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitOptions {
+    /// The SM version compiled for (e.g. 90 for `sm_90`); a module whose `.target`
+    /// is newer is refused.
+    pub target_sm: u32,
+    /// `CU_JIT_MAX_REGISTERS`: caps the reported register count.
+    pub max_registers: Option<u32>,
+    /// `CU_JIT_LOG_VERBOSE`: when false the info log is empty (like the driver, which
+    /// writes ptxas's `-v` lines only when asked).
+    pub verbose: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            target_sm: 90,
+            max_registers: None,
+            verbose: false,
+        }
+    }
+}
+
+/// The state space of a module-scope variable the driver allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// `.global` (`__device__` variables).
+    Global,
+    /// `.const` (`__constant__` variables).
+    Const,
+}
+
+/// A module-scope `.global` or `.const` variable. The driver allocates `size` bytes
+/// aligned to `align` for it, copies `init` there, and passes its address to
+/// [`launch`] (in `global_addrs`, in the order of [`Module::globals`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalVar {
+    /// The PTX name (mangled for C++ names).
+    pub name: String,
+    /// Where it lives.
+    pub space: Space,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes.
+    pub align: u32,
+    /// Initial contents: `size` bytes, zero where the PTX gives no initializer.
+    pub init: Vec<u8>,
+}
+
+/// One kernel parameter in the packed parameter buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// Byte offset in the buffer (aligned to `align`).
+    pub offset: u32,
+    /// Size in bytes.
+    pub size: u32,
+    /// Alignment (the `.align` given, else the element type's size).
+    pub align: u32,
+}
+
+/// A kernel (`.entry`) of a loaded module, with the attributes the driver reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    /// The PTX name.
+    pub name: String,
+    /// The parameters, in order.
+    pub params: Vec<ParamInfo>,
+    /// Size of the packed parameter buffer (end of the last parameter).
+    pub param_bytes: u32,
+    /// Shared memory declared statically (the kernel's and the called functions'
+    /// `.shared` variables, module-scope ones included when used).
+    pub static_shared_bytes: u32,
+    /// Per-thread local memory: the deepest chain of stack frames (`.local`
+    /// variables and call parameters) of the kernel and the functions it calls.
+    pub local_bytes: u32,
+    /// Registers per thread: an estimate of the 32-bit registers live at once
+    /// (see `compile.rs`), capped by `.maxnreg` and [`JitOptions::max_registers`].
+    pub num_regs: u32,
+    /// The most threads per block a launch may use: the product of `.maxntid` or
+    /// `.reqntid` if given.
+    pub max_threads_per_block: Option<u32>,
+    /// `.maxntid x, y, z`.
+    pub maxntid: Option<[u32; 3]>,
+    /// `.reqntid x, y, z`: a launch must use exactly this block shape.
+    pub reqntid: Option<[u32; 3]>,
+    /// `.minnctapersm n`.
+    pub min_blocks_per_sm: Option<u32>,
+    /// Index of the compiled function.
+    func: u32,
+    /// Offset of each module shared variable in this kernel's layout (`u32::MAX`
+    /// for variables the kernel does not use); dynamic ones at `dyn_shared_offset`.
+    shared_offsets: Vec<u32>,
+    /// Where the dynamic (`.extern .shared`) memory begins.
+    dyn_shared_offset: u32,
+}
+
+/// A parsed, validated, compiled PTX module.
+#[derive(Debug, Clone)]
+pub struct Module {
+    prog: ir::Program,
+    kernels: Vec<Kernel>,
+    globals: Vec<GlobalVar>,
+}
+
+impl Module {
+    /// Parses, checks and compiles PTX text. On success returns the module and the
+    /// info log (empty unless `opts.verbose`); on failure the error log. Both logs
+    /// are in ptxas's format.
+    pub fn load(text: &str, opts: &JitOptions) -> Result<(Module, String), String> {
+        let toks = lex::tokenize(text).map_err(|e| log::error_log(&[e]))?;
+        let (ast, errors) = parse::parse(&toks);
+        if !errors.is_empty() {
+            return Err(log::error_log(&errors));
+        }
+        let c = compile::compile(&ast, opts).map_err(|e| log::error_log(&e))?;
+        let info = if opts.verbose {
+            log::info_log(&c, opts.target_sm)
+        } else {
+            String::new()
+        };
+        Ok((
+            Module {
+                prog: c.prog,
+                kernels: c.kernels,
+                globals: c.globals,
+            },
+            info,
+        ))
+    }
+
+    /// The kernels (`.entry` functions), in source order.
+    pub fn kernels(&self) -> &[Kernel] {
+        &self.kernels
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The module-scope `.global` and `.const` variables, in source order.
+    pub fn globals(&self) -> &[GlobalVar] {
+        &self.globals
+    }
+}
+
+/// Threads per block, grid and block shape of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block in x, y, z.
+    pub block: [u32; 3],
+    /// Bytes of dynamic shared memory (`.extern .shared` arrays).
+    pub dynamic_shared_bytes: u32,
+}
+
+/// What a kernel may touch: device memory is ordinary host memory at its real
+/// address. Implemented by the driver over its allocation table.
+pub trait DeviceMemory: Sync {
+    /// Whether `[addr, addr+len)` lies inside memory a kernel may access (a live
+    /// device allocation, or registered/pinned host memory).
+    fn accessible(&self, addr: u64, len: u64) -> bool;
+
+    /// Optional speed-up: the whole accessible range `[start, end)` containing
+    /// `addr`, if any. The interpreter caches a few such ranges per launch, so that
+    /// most accesses need no call at all. Returning `None` (the default) makes every
+    /// access call [`DeviceMemory::accessible`].
+    fn region(&self, addr: u64) -> Option<(u64, u64)> {
+        let _ = addr;
+        None
+    }
+}
+
+/// Why a launch failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaunchError {
+    /// An access outside accessible memory (global, shared, local or parameter).
+    IllegalAddress {
+        /// The address as the kernel computed it (generic or in its space).
+        addr: u64,
+        /// The access size in bytes.
+        len: u64,
+    },
+    /// An access not aligned to its size.
+    MisalignedAddress {
+        /// The address as the kernel computed it.
+        addr: u64,
+    },
+    /// Execution reached something it cannot do (for example a barrier that can
+    /// never complete); the text says what and where.
+    IllegalInstruction(String),
+    /// The kernel executed `trap`.
+    Trap,
+    /// The launch needs more than the device has (threads, shared memory, stack).
+    OutOfResources(String),
+    /// A bad argument (block or grid shape, parameter buffer, global addresses).
+    InvalidValue(String),
+}
+
+impl std::fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchError::IllegalAddress { addr, len } => {
+                write!(f, "illegal address: {len}-byte access at {addr:#x}")
+            }
+            LaunchError::MisalignedAddress { addr } => write!(f, "misaligned address {addr:#x}"),
+            LaunchError::IllegalInstruction(s) => write!(f, "illegal instruction: {s}"),
+            LaunchError::Trap => write!(f, "trap instruction executed"),
+            LaunchError::OutOfResources(s) => write!(f, "out of resources: {s}"),
+            LaunchError::InvalidValue(s) => write!(f, "invalid value: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {}

@@ -1,0 +1,2 @@
+// A kernel that does nothing: measures the cost of a launch itself.
+extern "C" __global__ void empty() {}

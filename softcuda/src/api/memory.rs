@@ -1,0 +1,755 @@
+//! Memory: device allocations (host memory at unique addresses, bounded by the device's
+//! profile), pinned and registered host memory, copies and sets in every direction,
+//! synchronous and stream-ordered, pointer attributes and IPC handles.
+
+use super::out;
+use crate::state::{self, Alloc, AllocKind, Kind, R, State};
+use crate::stream;
+use crate::types::*;
+use core::ffi::{c_int, c_uint, c_void};
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Device allocations are aligned like the driver's.
+const ALIGN: usize = 256;
+static NEXT_BUFFER_ID: AtomicU64 = AtomicU64::new(1);
+
+fn layout(size: u64) -> R<Layout> {
+    Layout::from_size_align(
+        usize::try_from(size.max(1)).map_err(|_| code::OUT_OF_MEMORY)?,
+        ALIGN,
+    )
+    .map_err(|_| code::OUT_OF_MEMORY)
+}
+
+/// Allocates `size` bytes for context `ctx` and enters them in the memory map.
+fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
+    if size == 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    let device = s.context(ctx)?.device;
+    if kind == AllocKind::Device
+        && s.used[device].saturating_add(size) > s.config.devices[device].total_mem
+    {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    let limit = state::ALLOC_LIMIT.load(Ordering::Relaxed);
+    if state::ALLOCATED
+        .load(Ordering::Relaxed)
+        .saturating_add(size)
+        > limit
+    {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout(size)?) };
+    if p.is_null() {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    if kind == AllocKind::Device {
+        s.used[device] += size;
+    }
+    state::ALLOCATED.fetch_add(size, Ordering::Relaxed);
+    let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);
+    state::memory_mut().insert(
+        p as u64,
+        Alloc {
+            size,
+            ctx,
+            device,
+            kind,
+            id,
+        },
+    );
+    Ok(p as u64)
+}
+
+/// Removes the allocation at `base` (which must be of a kind `accept` admits) and
+/// frees it if softcuda owns it.
+fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R {
+    let mut map = state::memory_mut();
+    let a = *map
+        .get(&base)
+        .filter(|a| accept(&a.kind))
+        .ok_or(code::INVALID_VALUE)?;
+    map.remove(&base);
+    drop(map);
+    if a.kind == AllocKind::Device {
+        s.used[a.device] = s.used[a.device].saturating_sub(a.size);
+    }
+    if !matches!(a.kind, AllocKind::Registered(_)) {
+        state::ALLOCATED.fetch_sub(
+            a.size.min(state::ALLOCATED.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+        // SAFETY: `base` came from `alloc_zeroed` with this layout and is removed from
+        // the map, so it is freed once.
+        unsafe { std::alloc::dealloc(base as *mut u8, layout(a.size)?) };
+    }
+    Ok(())
+}
+
+/// Frees everything context `ctx` owns (at context destruction).
+pub(crate) fn free_all_of(s: &mut State, ctx: u64) {
+    let bases: Vec<u64> = state::memory()
+        .iter()
+        .filter(|(_, a)| a.ctx == ctx)
+        .map(|(b, _)| *b)
+        .collect();
+    for b in bases {
+        let _ = release(s, b, |_| true);
+    }
+}
+
+/// Allocates device memory for a module variable of context `ctx`.
+pub(crate) fn allocate_global(s: &mut State, ctx: u64, size: u64) -> R<u64> {
+    allocate(s, ctx, size.max(1), AllocKind::Device)
+}
+
+/// Frees a module variable.
+pub(crate) fn free_global(s: &mut State, base: u64) {
+    let _ = release(s, base, |k| *k == AllocKind::Device);
+}
+
+/// Checks that `[addr, addr + len)` is memory the device can reach.
+fn device_range(addr: u64, len: usize) -> R {
+    if len == 0 {
+        return Ok(());
+    }
+    state::find_alloc(&state::memory(), addr, len as u64)
+        .map(|_| ())
+        .ok_or(code::INVALID_VALUE)
+}
+
+/// A pointer that may cross to a stream's worker: the caller keeps the memory valid
+/// until the work completes, as the driver's contract requires.
+#[derive(Clone, Copy)]
+struct P(*mut u8);
+// SAFETY: see the type's doc: the pointee's lifetime is the caller's promise.
+unsafe impl Send for P {}
+
+fn copy_job(dst: P, src: P, n: usize) -> stream::Job {
+    Box::new(move || {
+        let (dst, src) = (dst, src); // move the Send wrappers, not their fields
+        // SAFETY: both ranges were validated (device side) or are the caller's (host
+        // side), and stay valid until the copy completes (the driver's contract);
+        // `copy` allows overlap.
+        unsafe { core::ptr::copy(src.0, dst.0, n) };
+        Ok(())
+    })
+}
+
+/// Copies `n` bytes on `stream` (default stream: now) after checking device sides.
+fn copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize, stream_h: CUstream) -> R {
+    let ctx = state::current_ctx(&state::state())?;
+    if n == 0 {
+        return Ok(());
+    }
+    if dst == 0 || src == 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    if dst_dev {
+        device_range(dst, n)?;
+    }
+    if src_dev {
+        device_range(src, n)?;
+    }
+    stream::submit(
+        ctx,
+        stream_h,
+        copy_job(P(dst as *mut u8), P(src as *mut u8), n),
+    )
+}
+
+fn null() -> CUstream {
+    core::ptr::null_mut()
+}
+
+/// `cuMemAlloc_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
+    api!("cuMemAlloc", {
+        if dptr.is_null() {
+            return Err(code::INVALID_VALUE);
+        }
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let p = allocate(&mut s, ctx, size as u64, AllocKind::Device)?;
+        out(dptr, p)
+    })
+}
+
+/// `cuMemAllocPitch_v2`: rows padded to 512 bytes.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemAllocPitch_v2(
+    dptr: *mut CUdeviceptr,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+    elem: c_uint,
+) -> CUresult {
+    api!("cuMemAllocPitch", {
+        if dptr.is_null()
+            || pitch.is_null()
+            || !matches!(elem, 4 | 8 | 16)
+            || width == 0
+            || height == 0
+        {
+            return Err(code::INVALID_VALUE);
+        }
+        let p = width.div_ceil(512) * 512;
+        let bytes = p.checked_mul(height).ok_or(code::INVALID_VALUE)?;
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let d = allocate(&mut s, ctx, bytes as u64, AllocKind::Device)?;
+        out(pitch, p)?;
+        out(dptr, d)
+    })
+}
+
+/// `cuMemFree_v2`: `ptr` must be the base of a live device allocation.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
+    api!("cuMemFree", {
+        let mut s = state::state();
+        state::current_ctx(&s)?;
+        release(&mut s, ptr, |k| *k == AllocKind::Device)
+    })
+}
+
+/// `cuMemGetInfo_v2`: of the current context's device.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+    api!("cuMemGetInfo", {
+        let s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let d = s.context(ctx)?.device;
+        let t = s.config.devices[d].total_mem;
+        out(free, (t - s.used[d].min(t)) as usize)?;
+        out(total, t as usize)
+    })
+}
+
+/// `cuMemGetAddressRange_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemGetAddressRange_v2(
+    base: *mut CUdeviceptr,
+    size: *mut usize,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    api!("cuMemGetAddressRange", {
+        state::current_ctx(&state::state())?;
+        let (b, a) = state::find_alloc(&state::memory(), ptr, 1).ok_or(code::NOT_FOUND)?;
+        if !base.is_null() {
+            out(base, b)?;
+        }
+        if !size.is_null() {
+            out(size, a.size as usize)?;
+        }
+        Ok(())
+    })
+}
+
+/// `cuMemHostAlloc`: pinned host memory, device-accessible at the same address.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
+    api!("cuMemHostAlloc", {
+        if pp.is_null() || flags & !0x7 != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let p = allocate(&mut s, ctx, size as u64, AllocKind::PinnedHost(flags))?;
+        out(pp, p as *mut c_void)
+    })
+}
+
+/// `cuMemAllocHost_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
+    cuMemHostAlloc(pp, size, 0)
+}
+
+/// `cuMemFreeHost`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+    api!("cuMemFreeHost", {
+        let mut s = state::state();
+        state::current_ctx(&s)?;
+        release(&mut s, p as u64, |k| matches!(k, AllocKind::PinnedHost(_)))
+    })
+}
+
+/// `cuMemHostGetDevicePointer_v2`: the same address (unified addressing).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemHostGetDevicePointer_v2(
+    dptr: *mut CUdeviceptr,
+    p: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    api!("cuMemHostGetDevicePointer", {
+        if flags != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        state::current_ctx(&state::state())?;
+        let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
+        if a.kind == AllocKind::Device {
+            return Err(code::INVALID_VALUE);
+        }
+        out(dptr, p as u64)
+    })
+}
+
+/// `cuMemHostGetFlags`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
+    api!("cuMemHostGetFlags", {
+        state::current_ctx(&state::state())?;
+        let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
+        match a.kind {
+            AllocKind::PinnedHost(f) | AllocKind::Registered(f) => out(flags, f),
+            AllocKind::Device => Err(code::INVALID_VALUE),
+        }
+    })
+}
+
+/// `cuMemHostRegister_v2`: the range becomes device-accessible; it stays the caller's.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uint) -> CUresult {
+    api!("cuMemHostRegister", {
+        if p.is_null() || size == 0 || flags & !0xF != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let device = s.context(ctx)?.device;
+        let mut map = state::memory_mut();
+        let (start, end) = (p as u64, p as u64 + size as u64);
+        if map
+            .range(..end)
+            .next_back()
+            .is_some_and(|(b, a)| b + a.size > start)
+        {
+            return Err(code::HOST_MEMORY_ALREADY_REGISTERED);
+        }
+        let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);
+        map.insert(
+            start,
+            Alloc {
+                size: size as u64,
+                ctx,
+                device,
+                kind: AllocKind::Registered(flags),
+                id,
+            },
+        );
+        Ok(())
+    })
+}
+
+/// `cuMemHostUnregister`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
+    api!("cuMemHostUnregister", {
+        let mut s = state::state();
+        state::current_ctx(&s)?;
+        release(&mut s, p as u64, |k| matches!(k, AllocKind::Registered(_)))
+            .map_err(|_| code::HOST_MEMORY_NOT_REGISTERED)
+    })
+}
+
+macro_rules! copies {
+    ($($(#[$doc:meta])* $name:ident $label:literal ($($arg:ident: $ty:ty),*) => ($dst:expr, $dd:expr, $src:expr, $sd:expr, $n:expr, $stream:expr);)*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($($arg: $ty),*) -> CUresult {
+            api!($label, { copy($dst, $dd, $src, $sd, $n, $stream) })
+        }
+    )*};
+}
+
+copies! {
+    /// `cuMemcpy` (unified addressing: either side may be host or device memory).
+    cuMemcpy "cuMemcpy" (dst: CUdeviceptr, src: CUdeviceptr, n: usize) => (dst, false, src, false, n, null());
+    /// `cuMemcpyAsync`.
+    cuMemcpyAsync "cuMemcpyAsync" (dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) => (dst, false, src, false, n, s);
+    /// `cuMemcpyHtoD_v2`.
+    cuMemcpyHtoD_v2 "cuMemcpyHtoD" (dst: CUdeviceptr, src: *const c_void, n: usize) => (dst, true, src as u64, false, n, null());
+    /// `cuMemcpyHtoDAsync_v2`.
+    cuMemcpyHtoDAsync_v2 "cuMemcpyHtoDAsync" (dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) => (dst, true, src as u64, false, n, s);
+    /// `cuMemcpyDtoH_v2`.
+    cuMemcpyDtoH_v2 "cuMemcpyDtoH" (dst: *mut c_void, src: CUdeviceptr, n: usize) => (dst as u64, false, src, true, n, null());
+    /// `cuMemcpyDtoHAsync_v2`.
+    cuMemcpyDtoHAsync_v2 "cuMemcpyDtoHAsync" (dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) => (dst as u64, false, src, true, n, s);
+    /// `cuMemcpyDtoD_v2`.
+    cuMemcpyDtoD_v2 "cuMemcpyDtoD" (dst: CUdeviceptr, src: CUdeviceptr, n: usize) => (dst, true, src, true, n, null());
+    /// `cuMemcpyDtoDAsync_v2`.
+    cuMemcpyDtoDAsync_v2 "cuMemcpyDtoDAsync" (dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) => (dst, true, src, true, n, s);
+    /// `cuMemcpyPeer`: all devices share host memory.
+    cuMemcpyPeer "cuMemcpyPeer" (dst: CUdeviceptr, _dc: CUcontext, src: CUdeviceptr, _sc: CUcontext, n: usize) => (dst, true, src, true, n, null());
+    /// `cuMemcpyPeerAsync`.
+    cuMemcpyPeerAsync "cuMemcpyPeerAsync" (dst: CUdeviceptr, _dc: CUcontext, src: CUdeviceptr, _sc: CUcontext, n: usize, s: CUstream) => (dst, true, src, true, n, s);
+}
+
+/// Fills `width` elements of `elem` bytes in each of `height` rows `pitch` apart.
+fn set(
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    elem: usize,
+    width: usize,
+    height: usize,
+    stream_h: CUstream,
+) -> R {
+    let ctx = state::current_ctx(&state::state())?;
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if dst % elem as u64 != 0 || (height > 1 && pitch < width * elem) {
+        return Err(code::INVALID_VALUE);
+    }
+    let span = pitch
+        .checked_mul(height - 1)
+        .and_then(|r| r.checked_add(width * elem))
+        .ok_or(code::INVALID_VALUE)?;
+    device_range(dst, span)?;
+    let d = P(dst as *mut u8);
+    stream::submit(
+        ctx,
+        stream_h,
+        Box::new(move || {
+            let d = d; // move the Send wrapper, not its field
+            for row in 0..height {
+                // SAFETY: the whole span was validated as device memory.
+                let base = unsafe { d.0.add(row * pitch) };
+                for i in 0..width {
+                    // SAFETY: inside the validated span; aligned to `elem` (checked).
+                    unsafe {
+                        match elem {
+                            1 => *base.add(i) = value as u8,
+                            2 => *base.add(2 * i).cast::<u16>() = value as u16,
+                            _ => *base.add(4 * i).cast::<u32>() = value,
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }),
+    )
+}
+
+macro_rules! sets {
+    ($($(#[$doc:meta])* $name:ident $label:literal ($($arg:ident: $ty:ty),*) => ($dst:expr, $pitch:expr, $v:expr, $elem:expr, $w:expr, $h:expr, $s:expr);)*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($($arg: $ty),*) -> CUresult {
+            api!($label, { set($dst, $pitch, $v as u32, $elem, $w, $h, $s) })
+        }
+    )*};
+}
+
+sets! {
+    /// `cuMemsetD8_v2`.
+    cuMemsetD8_v2 "cuMemsetD8" (d: CUdeviceptr, v: u8, n: usize) => (d, 0, v, 1, n, 1, null());
+    /// `cuMemsetD16_v2`.
+    cuMemsetD16_v2 "cuMemsetD16" (d: CUdeviceptr, v: u16, n: usize) => (d, 0, v, 2, n, 1, null());
+    /// `cuMemsetD32_v2`.
+    cuMemsetD32_v2 "cuMemsetD32" (d: CUdeviceptr, v: c_uint, n: usize) => (d, 0, v, 4, n, 1, null());
+    /// `cuMemsetD8Async`.
+    cuMemsetD8Async "cuMemsetD8Async" (d: CUdeviceptr, v: u8, n: usize, s: CUstream) => (d, 0, v, 1, n, 1, s);
+    /// `cuMemsetD16Async`.
+    cuMemsetD16Async "cuMemsetD16Async" (d: CUdeviceptr, v: u16, n: usize, s: CUstream) => (d, 0, v, 2, n, 1, s);
+    /// `cuMemsetD32Async`.
+    cuMemsetD32Async "cuMemsetD32Async" (d: CUdeviceptr, v: c_uint, n: usize, s: CUstream) => (d, 0, v, 4, n, 1, s);
+    /// `cuMemsetD2D8_v2`.
+    cuMemsetD2D8_v2 "cuMemsetD2D8" (d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize) => (d, p, v, 1, w, h, null());
+    /// `cuMemsetD2D16_v2`.
+    cuMemsetD2D16_v2 "cuMemsetD2D16" (d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize) => (d, p, v, 2, w, h, null());
+    /// `cuMemsetD2D32_v2`.
+    cuMemsetD2D32_v2 "cuMemsetD2D32" (d: CUdeviceptr, p: usize, v: c_uint, w: usize, h: usize) => (d, p, v, 4, w, h, null());
+    /// `cuMemsetD2D8Async`.
+    cuMemsetD2D8Async "cuMemsetD2D8Async" (d: CUdeviceptr, p: usize, v: u8, w: usize, h: usize, s: CUstream) => (d, p, v, 1, w, h, s);
+    /// `cuMemsetD2D16Async`.
+    cuMemsetD2D16Async "cuMemsetD2D16Async" (d: CUdeviceptr, p: usize, v: u16, w: usize, h: usize, s: CUstream) => (d, p, v, 2, w, h, s);
+    /// `cuMemsetD2D32Async`.
+    cuMemsetD2D32Async "cuMemsetD2D32Async" (d: CUdeviceptr, p: usize, v: c_uint, w: usize, h: usize, s: CUstream) => (d, p, v, 4, w, h, s);
+}
+
+/// One side of a 2-D/3-D copy: its base address and whether it is device memory.
+fn side(ty: CUmemorytype, host: *const c_void, dev: CUdeviceptr) -> R<(u64, bool)> {
+    match ty {
+        CU_MEMORYTYPE_HOST => Ok((host as u64, false)),
+        CU_MEMORYTYPE_DEVICE => Ok((dev, true)),
+        CU_MEMORYTYPE_UNIFIED => Ok((dev, false)),
+        CU_MEMORYTYPE_ARRAY => Err(code::NOT_SUPPORTED), // CUDA arrays: not implemented
+        _ => Err(code::INVALID_VALUE),
+    }
+}
+
+/// Copies a `width × height × depth` box between two pitched layouts.
+#[allow(clippy::too_many_arguments)]
+fn copy_box(
+    (src, src_dev, src_pitch, src_height): (u64, bool, usize, usize),
+    (dst, dst_dev, dst_pitch, dst_height): (u64, bool, usize, usize),
+    width: usize,
+    height: usize,
+    depth: usize,
+    stream_h: CUstream,
+) -> R {
+    let ctx = state::current_ctx(&state::state())?;
+    if width == 0 || height == 0 || depth == 0 {
+        return Ok(());
+    }
+    let src_pitch = if src_pitch == 0 { width } else { src_pitch };
+    let dst_pitch = if dst_pitch == 0 { width } else { dst_pitch };
+    if src_pitch < width || dst_pitch < width || src_height < height || dst_height < height {
+        return Err(code::INVALID_VALUE);
+    }
+    let span = |pitch: usize, rows: usize| {
+        pitch
+            .checked_mul(rows.checked_mul(depth - 1)?.checked_add(height - 1)?)?
+            .checked_add(width)
+    };
+    let (ss, ds) = (
+        span(src_pitch, src_height).ok_or(code::INVALID_VALUE)?,
+        span(dst_pitch, dst_height).ok_or(code::INVALID_VALUE)?,
+    );
+    if src_dev {
+        device_range(src, ss)?;
+    }
+    if dst_dev {
+        device_range(dst, ds)?;
+    }
+    let (s, d) = (P(src as *mut u8), P(dst as *mut u8));
+    stream::submit(
+        ctx,
+        stream_h,
+        Box::new(move || {
+            let (s, d) = (s, d); // move the Send wrappers, not their fields
+            for z in 0..depth {
+                for y in 0..height {
+                    // SAFETY: rows lie inside the validated spans (device) or the
+                    // caller's buffers (host), per the C contract.
+                    unsafe {
+                        let from = s.0.add((z * src_height + y) * src_pitch);
+                        let to = d.0.add((z * dst_height + y) * dst_pitch);
+                        core::ptr::copy(from, to, width);
+                    }
+                }
+            }
+            Ok(())
+        }),
+    )
+}
+
+fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
+    if p.is_null() {
+        return Err(code::INVALID_VALUE);
+    }
+    // SAFETY: a valid descriptor, by the C contract.
+    let c = unsafe { *p };
+    let (src, sd) = side(c.srcMemoryType, c.srcHost, c.srcDevice)?;
+    let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
+    let src = src + (c.srcY * c.srcPitch.max(c.WidthInBytes) + c.srcXInBytes) as u64;
+    let dst = dst + (c.dstY * c.dstPitch.max(c.WidthInBytes) + c.dstXInBytes) as u64;
+    copy_box(
+        (src, sd, c.srcPitch, c.Height),
+        (dst, dd, c.dstPitch, c.Height),
+        c.WidthInBytes,
+        c.Height,
+        1,
+        stream_h,
+    )
+}
+
+fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
+    if p.is_null() {
+        return Err(code::INVALID_VALUE);
+    }
+    // SAFETY: a valid descriptor, by the C contract.
+    let c = unsafe { *p };
+    if c.srcLOD != 0 || c.dstLOD != 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    let (src, sd) = side(c.srcMemoryType, c.srcHost, c.srcDevice)?;
+    let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
+    let sp = c.srcPitch.max(c.WidthInBytes);
+    let dp = c.dstPitch.max(c.WidthInBytes);
+    let (sh, dh) = (c.srcHeight.max(c.Height), c.dstHeight.max(c.Height));
+    let src = src + ((c.srcZ * sh + c.srcY) * sp + c.srcXInBytes) as u64;
+    let dst = dst + ((c.dstZ * dh + c.dstY) * dp + c.dstXInBytes) as u64;
+    copy_box(
+        (src, sd, sp, sh),
+        (dst, dd, dp, dh),
+        c.WidthInBytes,
+        c.Height,
+        c.Depth,
+        stream_h,
+    )
+}
+
+/// `cuMemcpy2D_v2` (host, device and unified memory; CUDA arrays are not supported).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpy2D_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
+    api!("cuMemcpy2D", { memcpy2d(p, null()) })
+}
+
+/// `cuMemcpy2DUnaligned_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpy2DUnaligned_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
+    api!("cuMemcpy2DUnaligned", { memcpy2d(p, null()) })
+}
+
+/// `cuMemcpy2DAsync_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpy2DAsync_v2(p: *const CUDA_MEMCPY2D, s: CUstream) -> CUresult {
+    api!("cuMemcpy2DAsync", { memcpy2d(p, s) })
+}
+
+/// `cuMemcpy3D_v2` (host, device and unified memory; CUDA arrays are not supported).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpy3D_v2(p: *const CUDA_MEMCPY3D) -> CUresult {
+    api!("cuMemcpy3D", { memcpy3d(p, null()) })
+}
+
+/// `cuMemcpy3DAsync_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuMemcpy3DAsync_v2(p: *const CUDA_MEMCPY3D, s: CUstream) -> CUresult {
+    api!("cuMemcpy3DAsync", { memcpy3d(p, s) })
+}
+
+/// Writes one pointer attribute of `ptr` to `data`.
+fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
+    if data.is_null() {
+        return Err(code::INVALID_VALUE);
+    }
+    let (base, a) = state::find_alloc(&state::memory(), ptr, 1).ok_or(code::INVALID_VALUE)?;
+    let host = !matches!(a.kind, AllocKind::Device);
+    match attr {
+        1 => out(
+            data.cast::<CUcontext>(),
+            state::handle(Kind::Context, a.ctx),
+        ),
+        2 => out(
+            data.cast::<c_uint>(),
+            if host {
+                CU_MEMORYTYPE_HOST
+            } else {
+                CU_MEMORYTYPE_DEVICE
+            },
+        ),
+        3 => out(data.cast::<CUdeviceptr>(), ptr),
+        4 => out(
+            data.cast::<*mut c_void>(),
+            if host {
+                ptr as *mut c_void
+            } else {
+                core::ptr::null_mut()
+            },
+        ),
+        6 => out(data.cast::<c_uint>(), 0),
+        7 => out(data.cast::<u64>(), a.id),
+        8 => out(data.cast::<c_uint>(), 0),
+        9 => out(data.cast::<c_int>(), a.device as c_int),
+        10 => out(
+            data.cast::<c_uint>(),
+            (a.kind == AllocKind::Device) as c_uint,
+        ),
+        11 => out(data.cast::<*mut c_void>(), base as *mut c_void),
+        12 => out(data.cast::<usize>(), a.size as usize),
+        13 => out(data.cast::<c_uint>(), 1),
+        _ => Err(code::NOT_SUPPORTED),
+    }
+}
+
+/// `cuPointerGetAttribute`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuPointerGetAttribute(
+    data: *mut c_void,
+    attr: c_uint,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    api!("cuPointerGetAttribute", {
+        state::require_init(&state::state())?;
+        pointer_attribute(data, attr, ptr)
+    })
+}
+
+/// `cuPointerGetAttributes`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuPointerGetAttributes(
+    n: c_uint,
+    attrs: *const c_uint,
+    data: *mut *mut c_void,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    api!("cuPointerGetAttributes", {
+        state::require_init(&state::state())?;
+        if attrs.is_null() || data.is_null() {
+            return Err(code::INVALID_VALUE);
+        }
+        for i in 0..n as usize {
+            // SAFETY: both arrays hold `n` entries, by the C contract.
+            let (attr, slot) = unsafe { (*attrs.add(i), *data.add(i)) };
+            pointer_attribute(slot, attr, ptr)?;
+        }
+        Ok(())
+    })
+}
+
+const IPC_MAGIC: &[u8; 8] = b"softcuda";
+
+/// `cuIpcGetMemHandle`: within this process, a handle names the allocation.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdeviceptr) -> CUresult {
+    api!("cuIpcGetMemHandle", {
+        state::current_ctx(&state::state())?;
+        let a = *state::memory()
+            .get(&ptr)
+            .filter(|a| a.kind == AllocKind::Device)
+            .ok_or(code::INVALID_VALUE)?;
+        let mut h = CUipcMemHandle { reserved: [0; 64] };
+        h.reserved[..8].copy_from_slice(IPC_MAGIC);
+        h.reserved[8..16].copy_from_slice(&ptr.to_le_bytes());
+        h.reserved[16..24].copy_from_slice(&a.id.to_le_bytes());
+        out(handle, h)
+    })
+}
+
+/// `cuIpcOpenMemHandle_v2`: the allocation's own address.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcOpenMemHandle_v2(
+    dptr: *mut CUdeviceptr,
+    handle: CUipcMemHandle,
+    _flags: c_uint,
+) -> CUresult {
+    api!("cuIpcOpenMemHandle", {
+        state::current_ctx(&state::state())?;
+        let r = &handle.reserved;
+        if &r[..8] != IPC_MAGIC {
+            return Err(code::INVALID_VALUE);
+        }
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&r[8..16]);
+        let ptr = u64::from_le_bytes(word);
+        word.copy_from_slice(&r[16..24]);
+        let id = u64::from_le_bytes(word);
+        state::memory()
+            .get(&ptr)
+            .filter(|a| a.id == id)
+            .ok_or(code::INVALID_VALUE)?;
+        out(dptr, ptr)
+    })
+}
+
+/// `cuIpcCloseMemHandle`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcCloseMemHandle(dptr: CUdeviceptr) -> CUresult {
+    api!("cuIpcCloseMemHandle", {
+        state::current_ctx(&state::state())?;
+        state::memory()
+            .get(&dptr)
+            .ok_or(code::INVALID_VALUE)
+            .map(|_| ())
+    })
+}

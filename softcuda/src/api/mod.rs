@@ -1,0 +1,43 @@
+//! The exported Driver API functions, grouped as the CUDA documentation groups them.
+//!
+//! Every function runs its body through [`api!`]: the call log and fault injection
+//! first, then the body, with any panic caught and reported as `CUDA_ERROR_UNKNOWN`
+//! (a panic never unwinds into C). Bodies return `Result<(), CUresult>`.
+
+/// Runs an API body: `api!("cuName", { ...; Ok(()) })`.
+macro_rules! api {
+    ($name:literal, $body:block) => {{
+        let run = || -> $crate::state::R {
+            $crate::state::enter($name)?;
+            $body
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(Ok(())) => $crate::types::code::SUCCESS,
+            Ok(Err(e)) => e,
+            Err(_) => $crate::types::code::UNKNOWN,
+        }
+    }};
+}
+pub(crate) use api;
+
+pub mod context;
+pub mod device;
+pub mod init;
+pub mod memory;
+pub mod module;
+pub mod proc;
+pub mod stream;
+
+use crate::state::R;
+use crate::types::code;
+
+/// Writes `v` through the out-pointer `p`; `INVALID_VALUE` if it is null.
+pub(crate) fn out<T>(p: *mut T, v: T) -> R {
+    if p.is_null() {
+        return Err(code::INVALID_VALUE);
+    }
+    // SAFETY: the C contract of every Driver API out-parameter: non-null means a valid,
+    // writable `T`.
+    unsafe { p.write(v) };
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! `cuGetProcAddress` (`_v2` and the 11.3 form): the entry point through which the
+//! loader finds every other function.
+//!
+//! Semantics: a request for `name` at version V means the newest ABI of `name` that
+//! the 12.9 header lists at or below V. If that ABI is newer than the configured
+//! driver version, or softcuda does not implement that ABI, the answer is "not found"
+//! — the real driver would silently hand back an older ABI instead.
+
+use super::{context::*, device::*, init::*, memory::*, module::*, stream::*};
+use crate::abi_versions::ABI_VERSIONS;
+use crate::state;
+use crate::types::*;
+use core::ffi::{CStr, c_char, c_int, c_void};
+
+/// Every exported function: (base name, ABI version, entry point).
+macro_rules! exports {
+    ($($name:literal @ $ver:literal => $f:expr,)*) => {
+        /// The implemented functions, by base name and ABI version.
+        pub(crate) fn exports() -> &'static [(&'static str, u32, usize)] {
+            static TABLE: std::sync::OnceLock<Vec<(&'static str, u32, usize)>> = std::sync::OnceLock::new();
+            TABLE.get_or_init(|| {
+                let mut v = vec![$(($name, $ver, $f as *const () as usize)),*];
+                v.sort_unstable();
+                v
+            })
+        }
+    };
+}
+
+exports! {
+    "cuInit" @ 2000 => cuInit,
+    "cuDriverGetVersion" @ 2020 => cuDriverGetVersion,
+    "cuGetErrorName" @ 6000 => cuGetErrorName,
+    "cuGetErrorString" @ 6000 => cuGetErrorString,
+    "cuGetProcAddress" @ 11030 => cuGetProcAddress,
+    "cuGetProcAddress" @ 12000 => cuGetProcAddress_v2,
+    "cuDeviceGet" @ 2000 => cuDeviceGet,
+    "cuDeviceGetCount" @ 2000 => cuDeviceGetCount,
+    "cuDeviceGetName" @ 2000 => cuDeviceGetName,
+    "cuDeviceGetUuid" @ 9020 => cuDeviceGetUuid,
+    "cuDeviceGetUuid" @ 11040 => cuDeviceGetUuid_v2,
+    "cuDeviceGetLuid" @ 10000 => cuDeviceGetLuid,
+    "cuDeviceTotalMem" @ 3020 => cuDeviceTotalMem_v2,
+    "cuDeviceGetAttribute" @ 2000 => cuDeviceGetAttribute,
+    "cuDeviceGetPCIBusId" @ 4010 => cuDeviceGetPCIBusId,
+    "cuDeviceGetByPCIBusId" @ 4010 => cuDeviceGetByPCIBusId,
+    "cuDeviceCanAccessPeer" @ 4000 => cuDeviceCanAccessPeer,
+    "cuDeviceGetP2PAttribute" @ 8000 => cuDeviceGetP2PAttribute,
+    "cuDeviceComputeCapability" @ 2000 => cuDeviceComputeCapability,
+    "cuDevicePrimaryCtxRetain" @ 7000 => cuDevicePrimaryCtxRetain,
+    "cuDevicePrimaryCtxRelease" @ 11000 => cuDevicePrimaryCtxRelease_v2,
+    "cuDevicePrimaryCtxSetFlags" @ 11000 => cuDevicePrimaryCtxSetFlags_v2,
+    "cuDevicePrimaryCtxGetState" @ 7000 => cuDevicePrimaryCtxGetState,
+    "cuDevicePrimaryCtxReset" @ 11000 => cuDevicePrimaryCtxReset_v2,
+    "cuCtxCreate" @ 3020 => cuCtxCreate_v2,
+    "cuCtxDestroy" @ 4000 => cuCtxDestroy_v2,
+    "cuCtxPushCurrent" @ 4000 => cuCtxPushCurrent_v2,
+    "cuCtxPopCurrent" @ 4000 => cuCtxPopCurrent_v2,
+    "cuCtxSetCurrent" @ 4000 => cuCtxSetCurrent,
+    "cuCtxGetCurrent" @ 4000 => cuCtxGetCurrent,
+    "cuCtxGetDevice" @ 2000 => cuCtxGetDevice,
+    "cuCtxGetFlags" @ 7000 => cuCtxGetFlags,
+    "cuCtxGetId" @ 12000 => cuCtxGetId,
+    "cuCtxGetApiVersion" @ 3020 => cuCtxGetApiVersion,
+    "cuCtxSynchronize" @ 2000 => cuCtxSynchronize,
+    "cuCtxSetLimit" @ 3010 => cuCtxSetLimit,
+    "cuCtxGetLimit" @ 3010 => cuCtxGetLimit,
+    "cuCtxGetCacheConfig" @ 3020 => cuCtxGetCacheConfig,
+    "cuCtxSetCacheConfig" @ 3020 => cuCtxSetCacheConfig,
+    "cuCtxGetStreamPriorityRange" @ 5050 => cuCtxGetStreamPriorityRange,
+    "cuCtxEnablePeerAccess" @ 4000 => cuCtxEnablePeerAccess,
+    "cuCtxDisablePeerAccess" @ 4000 => cuCtxDisablePeerAccess,
+    "cuMemAlloc" @ 3020 => cuMemAlloc_v2,
+    "cuMemAllocPitch" @ 3020 => cuMemAllocPitch_v2,
+    "cuMemFree" @ 3020 => cuMemFree_v2,
+    "cuMemGetInfo" @ 3020 => cuMemGetInfo_v2,
+    "cuMemGetAddressRange" @ 3020 => cuMemGetAddressRange_v2,
+    "cuMemHostAlloc" @ 2020 => cuMemHostAlloc,
+    "cuMemAllocHost" @ 3020 => cuMemAllocHost_v2,
+    "cuMemFreeHost" @ 2000 => cuMemFreeHost,
+    "cuMemHostGetDevicePointer" @ 3020 => cuMemHostGetDevicePointer_v2,
+    "cuMemHostGetFlags" @ 2030 => cuMemHostGetFlags,
+    "cuMemHostRegister" @ 6050 => cuMemHostRegister_v2,
+    "cuMemHostUnregister" @ 4000 => cuMemHostUnregister,
+    "cuMemcpy" @ 4000 => cuMemcpy,
+    "cuMemcpyAsync" @ 4000 => cuMemcpyAsync,
+    "cuMemcpyHtoD" @ 3020 => cuMemcpyHtoD_v2,
+    "cuMemcpyHtoDAsync" @ 3020 => cuMemcpyHtoDAsync_v2,
+    "cuMemcpyDtoH" @ 3020 => cuMemcpyDtoH_v2,
+    "cuMemcpyDtoHAsync" @ 3020 => cuMemcpyDtoHAsync_v2,
+    "cuMemcpyDtoD" @ 3020 => cuMemcpyDtoD_v2,
+    "cuMemcpyDtoDAsync" @ 3020 => cuMemcpyDtoDAsync_v2,
+    "cuMemcpyPeer" @ 4000 => cuMemcpyPeer,
+    "cuMemcpyPeerAsync" @ 4000 => cuMemcpyPeerAsync,
+    "cuMemcpy2D" @ 3020 => cuMemcpy2D_v2,
+    "cuMemcpy2DUnaligned" @ 3020 => cuMemcpy2DUnaligned_v2,
+    "cuMemcpy2DAsync" @ 3020 => cuMemcpy2DAsync_v2,
+    "cuMemcpy3D" @ 3020 => cuMemcpy3D_v2,
+    "cuMemcpy3DAsync" @ 3020 => cuMemcpy3DAsync_v2,
+    "cuMemsetD8" @ 3020 => cuMemsetD8_v2,
+    "cuMemsetD16" @ 3020 => cuMemsetD16_v2,
+    "cuMemsetD32" @ 3020 => cuMemsetD32_v2,
+    "cuMemsetD8Async" @ 3020 => cuMemsetD8Async,
+    "cuMemsetD16Async" @ 3020 => cuMemsetD16Async,
+    "cuMemsetD32Async" @ 3020 => cuMemsetD32Async,
+    "cuMemsetD2D8" @ 3020 => cuMemsetD2D8_v2,
+    "cuMemsetD2D16" @ 3020 => cuMemsetD2D16_v2,
+    "cuMemsetD2D32" @ 3020 => cuMemsetD2D32_v2,
+    "cuMemsetD2D8Async" @ 3020 => cuMemsetD2D8Async,
+    "cuMemsetD2D16Async" @ 3020 => cuMemsetD2D16Async,
+    "cuMemsetD2D32Async" @ 3020 => cuMemsetD2D32Async,
+    "cuPointerGetAttribute" @ 4000 => cuPointerGetAttribute,
+    "cuPointerGetAttributes" @ 7000 => cuPointerGetAttributes,
+    "cuIpcGetMemHandle" @ 4010 => cuIpcGetMemHandle,
+    "cuIpcOpenMemHandle" @ 11000 => cuIpcOpenMemHandle_v2,
+    "cuIpcCloseMemHandle" @ 4010 => cuIpcCloseMemHandle,
+    "cuStreamCreate" @ 2000 => cuStreamCreate,
+    "cuStreamCreateWithPriority" @ 5050 => cuStreamCreateWithPriority,
+    "cuStreamDestroy" @ 4000 => cuStreamDestroy_v2,
+    "cuStreamSynchronize" @ 2000 => cuStreamSynchronize,
+    "cuStreamQuery" @ 2000 => cuStreamQuery,
+    "cuStreamGetFlags" @ 5050 => cuStreamGetFlags,
+    "cuStreamGetPriority" @ 5050 => cuStreamGetPriority,
+    "cuStreamGetCtx" @ 9020 => cuStreamGetCtx,
+    "cuStreamWaitEvent" @ 3020 => cuStreamWaitEvent,
+    "cuStreamAddCallback" @ 5000 => cuStreamAddCallback,
+    "cuLaunchHostFunc" @ 10000 => cuLaunchHostFunc,
+    "cuEventCreate" @ 2000 => cuEventCreate,
+    "cuEventDestroy" @ 4000 => cuEventDestroy_v2,
+    "cuEventRecord" @ 2000 => cuEventRecord,
+    "cuEventRecordWithFlags" @ 11010 => cuEventRecordWithFlags,
+    "cuEventQuery" @ 2000 => cuEventQuery,
+    "cuEventSynchronize" @ 2000 => cuEventSynchronize,
+    "cuEventElapsedTime" @ 2000 => cuEventElapsedTime,
+    "cuModuleLoad" @ 2000 => cuModuleLoad,
+    "cuModuleLoadData" @ 2000 => cuModuleLoadData,
+    "cuModuleLoadDataEx" @ 2010 => cuModuleLoadDataEx,
+    "cuModuleLoadFatBinary" @ 2000 => cuModuleLoadFatBinary,
+    "cuModuleUnload" @ 2000 => cuModuleUnload,
+    "cuModuleGetFunction" @ 2000 => cuModuleGetFunction,
+    "cuModuleGetGlobal" @ 3020 => cuModuleGetGlobal_v2,
+    "cuModuleGetFunctionCount" @ 12040 => cuModuleGetFunctionCount,
+    "cuFuncGetAttribute" @ 2020 => cuFuncGetAttribute,
+    "cuFuncSetAttribute" @ 9000 => cuFuncSetAttribute,
+    "cuFuncSetCacheConfig" @ 3000 => cuFuncSetCacheConfig,
+    "cuFuncGetParamInfo" @ 12040 => cuFuncGetParamInfo,
+    "cuFuncGetName" @ 12030 => cuFuncGetName,
+    "cuFuncGetModule" @ 11000 => cuFuncGetModule,
+    "cuLaunchKernel" @ 4000 => cuLaunchKernel,
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor" @ 6050 => cuOccupancyMaxActiveBlocksPerMultiprocessor,
+    "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags" @ 7000 => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    "cuOccupancyMaxPotentialBlockSize" @ 6050 => cuOccupancyMaxPotentialBlockSize,
+    "cuOccupancyMaxPotentialBlockSizeWithFlags" @ 7000 => cuOccupancyMaxPotentialBlockSizeWithFlags,
+    "cuOccupancyAvailableDynamicSMemPerBlock" @ 11000 => cuOccupancyAvailableDynamicSMemPerBlock,
+}
+
+/// The entry point for `name` at requested version `version`, or the status saying
+/// why there is none.
+pub(crate) fn resolve(name: &str, version: c_int) -> Result<usize, CUdriverProcAddressQueryResult> {
+    let abis = ABI_VERSIONS
+        .binary_search_by_key(&name, |(n, _)| n)
+        .map(|i| ABI_VERSIONS[i].1)
+        .map_err(|_| CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)?;
+    let abi = abis
+        .iter()
+        .rev()
+        .copied()
+        .find(|v| i64::from(*v) <= i64::from(version))
+        .ok_or(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT)?;
+    if abi as i32 > state::state().config.version {
+        return Err(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    }
+    let table = exports();
+    table
+        .binary_search_by(|(n, v, _)| (*n, *v).cmp(&(name, abi)))
+        .map(|i| table[i].2)
+        .map_err(|_| CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)
+}
+
+fn get_proc(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+) -> Result<*mut c_void, CUdriverProcAddressQueryResult> {
+    if symbol.is_null() || pfn.is_null() {
+        return Err(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    }
+    // SAFETY: a NUL-terminated name, by the C contract.
+    let name = unsafe { CStr::from_ptr(symbol) }
+        .to_str()
+        .map_err(|_| CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)?;
+    resolve(name, version).map(|p| p as *mut c_void)
+}
+
+/// `cuGetProcAddress_v2`. The per-thread-default-stream flag is accepted and answered
+/// with the same functions (see docs/softcuda.md).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuGetProcAddress_v2(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    status: *mut CUdriverProcAddressQueryResult,
+) -> CUresult {
+    super::api!("cuGetProcAddress", {
+        if symbol.is_null() || pfn.is_null() || flags > 2 {
+            return Err(code::INVALID_VALUE);
+        }
+        let r = get_proc(symbol, pfn, version);
+        let (p, st) = match r {
+            Ok(p) => (p, CU_GET_PROC_ADDRESS_SUCCESS),
+            Err(st) => (core::ptr::null_mut(), st),
+        };
+        super::out(pfn, p)?;
+        if !status.is_null() {
+            super::out(status, st)?;
+        }
+        if p.is_null() {
+            Err(code::NOT_FOUND)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// `cuGetProcAddress` (the CUDA 11.3 form, without the status).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+) -> CUresult {
+    cuGetProcAddress_v2(symbol, pfn, version, flags, core::ptr::null_mut())
+}

@@ -1,0 +1,293 @@
+//! Streams, events and host functions.
+
+use super::out;
+use crate::state::{self, Kind, R};
+use crate::stream::{self as st, Event, Stream};
+use crate::types::*;
+use core::ffi::{c_float, c_int, c_uint, c_void};
+use std::sync::Arc;
+
+fn stream_of(h: CUstream) -> R<Arc<Stream>> {
+    let id = state::id_of(Kind::Stream, h).ok_or(code::INVALID_HANDLE)?;
+    state::state()
+        .streams
+        .get(&id)
+        .cloned()
+        .ok_or(code::INVALID_HANDLE)
+}
+
+fn event_of(h: CUevent) -> R<Arc<Event>> {
+    let id = state::id_of(Kind::Event, h).ok_or(code::INVALID_HANDLE)?;
+    state::state()
+        .events
+        .get(&id)
+        .cloned()
+        .ok_or(code::INVALID_HANDLE)
+}
+
+fn create_stream(ph: *mut CUstream, flags: c_uint, priority: c_int) -> R {
+    if ph.is_null() || flags & !st::NON_BLOCKING != 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    let mut s = state::state();
+    let ctx = state::current_ctx(&s)?;
+    let stream = Stream::spawn(ctx, flags, priority.clamp(-5, 0))?;
+    let id = s.next_id();
+    s.streams.insert(id, stream);
+    out(ph, state::handle(Kind::Stream, id))
+}
+
+/// `cuStreamCreate`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CUresult {
+    api!("cuStreamCreate", { create_stream(ph, flags, 0) })
+}
+
+/// `cuStreamCreateWithPriority`: priorities clamp to [-5, 0], as the driver does.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamCreateWithPriority(
+    ph: *mut CUstream,
+    flags: c_uint,
+    priority: c_int,
+) -> CUresult {
+    api!("cuStreamCreateWithPriority", {
+        create_stream(ph, flags, priority)
+    })
+}
+
+/// `cuStreamDestroy_v2`: returns at once; queued work still completes.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
+    api!("cuStreamDestroy", {
+        let id = state::id_of(Kind::Stream, h).ok_or(code::INVALID_HANDLE)?;
+        let mut s = state::state();
+        state::require_init(&s)?;
+        let stream = s.streams.remove(&id).ok_or(code::INVALID_HANDLE)?;
+        stream.close();
+        Ok(())
+    })
+}
+
+/// The stream's work on a default stream is always complete (see `stream.rs`).
+fn default_stream(h: CUstream) -> bool {
+    matches!(h as usize, 0 | CU_STREAM_LEGACY | CU_STREAM_PER_THREAD)
+}
+
+/// `cuStreamSynchronize`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
+    api!("cuStreamSynchronize", {
+        let ctx = state::current_ctx(&state::state())?;
+        if default_stream(h) {
+            return st::target(ctx, h).map(|_| ());
+        }
+        stream_of(h)?.synchronize()
+    })
+}
+
+/// `cuStreamQuery`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
+    api!("cuStreamQuery", {
+        state::current_ctx(&state::state())?;
+        if default_stream(h) {
+            return Ok(());
+        }
+        stream_of(h)?.query()
+    })
+}
+
+/// `cuStreamGetFlags`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamGetFlags(h: CUstream, flags: *mut c_uint) -> CUresult {
+    api!("cuStreamGetFlags", {
+        state::current_ctx(&state::state())?;
+        let f = if default_stream(h) {
+            0
+        } else {
+            stream_of(h)?.flags
+        };
+        out(flags, f)
+    })
+}
+
+/// `cuStreamGetPriority`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamGetPriority(h: CUstream, priority: *mut c_int) -> CUresult {
+    api!("cuStreamGetPriority", {
+        state::current_ctx(&state::state())?;
+        let p = if default_stream(h) {
+            0
+        } else {
+            stream_of(h)?.priority
+        };
+        out(priority, p)
+    })
+}
+
+/// `cuStreamGetCtx`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamGetCtx(h: CUstream, pctx: *mut CUcontext) -> CUresult {
+    api!("cuStreamGetCtx", {
+        let ctx = state::current_ctx(&state::state())?;
+        let c = if default_stream(h) {
+            ctx
+        } else {
+            stream_of(h)?.ctx
+        };
+        out(pctx, state::handle(Kind::Context, c))
+    })
+}
+
+/// `cuStreamWaitEvent`: later work on `h` waits for the event's last record.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamWaitEvent(h: CUstream, ev: CUevent, flags: c_uint) -> CUresult {
+    api!("cuStreamWaitEvent", {
+        if flags & !0x1 != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let ctx = state::current_ctx(&state::state())?;
+        let e = event_of(ev)?;
+        st::submit(ctx, h, e.waiter())
+    })
+}
+
+/// A user pointer handed back to a callback on the stream's worker.
+#[derive(Clone, Copy)]
+struct UserData(*mut c_void);
+// SAFETY: the pointer is only passed back to the caller's own callback, as in CUDA.
+unsafe impl Send for UserData {}
+
+/// `cuLaunchHostFunc`: `f(data)` runs in stream order. A panic inside it is caught.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuLaunchHostFunc(h: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+    api!("cuLaunchHostFunc", {
+        let f = f.ok_or(code::INVALID_VALUE)?;
+        let ctx = state::current_ctx(&state::state())?;
+        let d = UserData(data);
+        st::submit(
+            ctx,
+            h,
+            Box::new(move || {
+                let d = d;
+                // SAFETY: the caller's host function with its own data pointer.
+                unsafe { f(d.0) };
+                Ok(())
+            }),
+        )
+    })
+}
+
+/// A stream handle passed back to a callback.
+#[derive(Clone, Copy)]
+struct Handle(CUstream);
+// SAFETY: a handle is an opaque number.
+unsafe impl Send for Handle {}
+
+/// `cuStreamAddCallback`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamAddCallback(
+    h: CUstream,
+    cb: CUstreamCallback,
+    data: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    api!("cuStreamAddCallback", {
+        let cb = cb.ok_or(code::INVALID_VALUE)?;
+        if flags != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let ctx = state::current_ctx(&state::state())?;
+        let (d, hh) = (UserData(data), Handle(h));
+        st::submit(
+            ctx,
+            h,
+            Box::new(move || {
+                let (d, hh) = (d, hh);
+                // SAFETY: the caller's callback with its own data pointer.
+                unsafe { cb(hh.0, code::SUCCESS, d.0) };
+                Ok(())
+            }),
+        )
+    })
+}
+
+/// `cuEventCreate`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUresult {
+    api!("cuEventCreate", {
+        // DEFAULT, BLOCKING_SYNC, DISABLE_TIMING; INTERPROCESS needs DISABLE_TIMING.
+        if ph.is_null()
+            || flags & !0x7 != 0
+            || (flags & 0x4 != 0 && flags & st::DISABLE_TIMING == 0)
+        {
+            return Err(code::INVALID_VALUE);
+        }
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let id = s.next_id();
+        s.events.insert(id, Event::new(ctx, flags));
+        out(ph, state::handle(Kind::Event, id))
+    })
+}
+
+/// `cuEventDestroy_v2`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventDestroy_v2(h: CUevent) -> CUresult {
+    api!("cuEventDestroy", {
+        let id = state::id_of(Kind::Event, h).ok_or(code::INVALID_HANDLE)?;
+        let mut s = state::state();
+        state::require_init(&s)?;
+        s.events.remove(&id).map(|_| ()).ok_or(code::INVALID_HANDLE)
+    })
+}
+
+/// `cuEventRecord`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult {
+    api!("cuEventRecord", {
+        let ctx = state::current_ctx(&state::state())?;
+        event_of(h)?.record(ctx, stream)
+    })
+}
+
+/// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_EXTERNAL` is for graphs only.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventRecordWithFlags(h: CUevent, stream: CUstream, flags: c_uint) -> CUresult {
+    api!("cuEventRecordWithFlags", {
+        if flags != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let ctx = state::current_ctx(&state::state())?;
+        event_of(h)?.record(ctx, stream)
+    })
+}
+
+/// `cuEventQuery`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
+    api!("cuEventQuery", {
+        state::require_init(&state::state())?;
+        event_of(h)?.query()
+    })
+}
+
+/// `cuEventSynchronize`.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
+    api!("cuEventSynchronize", {
+        state::require_init(&state::state())?;
+        event_of(h)?.synchronize()
+    })
+}
+
+/// `cuEventElapsedTime`: milliseconds of host time between the two records.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: CUevent, end: CUevent) -> CUresult {
+    api!("cuEventElapsedTime", {
+        state::require_init(&state::state())?;
+        let (a, b) = (event_of(start)?, event_of(end)?);
+        let t = Event::elapsed(&a, &b)?;
+        out(ms, t)
+    })
+}

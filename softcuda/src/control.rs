@@ -1,0 +1,152 @@
+//! The control surface for tests: live-handle counts, reset, fault injection, an
+//! allocation budget and a log of driver calls. A Rust API, and the same as C exports
+//! prefixed `softcuda_`.
+
+use crate::state::{self, Config, LiveCounts};
+use crate::types::{CUresult, code};
+use core::ffi::{CStr, c_char, c_int};
+
+pub use crate::device::Profile;
+pub use crate::state::{Config as SoftConfig, LiveCounts as Counts};
+
+/// Objects still alive, per kind.
+pub fn live_counts() -> LiveCounts {
+    state::live_counts()
+}
+
+/// Destroys every context (with all it owns), forgets every primary-context retain,
+/// injected faults and the call log, and returns the driver to its state before
+/// `cuInit`. For tests that must start from nothing; other threads' context stacks
+/// then name destroyed contexts (`CUDA_ERROR_INVALID_CONTEXT`).
+pub fn reset() {
+    {
+        let mut s = state::state();
+        let ids: Vec<u64> = s.contexts.keys().copied().collect();
+        for id in ids {
+            crate::api::context::destroy(&mut s, id, false);
+        }
+        for p in s.primaries.iter_mut() {
+            *p = state::Primary::default();
+        }
+        s.initialized = false;
+    }
+    state::with_stack(Vec::clear);
+    clear_faults();
+    log_calls(false);
+}
+
+/// Replaces the devices and the reported version. Refused while any context exists.
+pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
+    state::configure(Config { version, devices })
+}
+
+/// The configuration in force.
+pub fn config() -> Config {
+    state::config()
+}
+
+/// Makes the `nth` call (1-based, from now) of `function` (its base name, e.g.
+/// `cuMemAlloc`) return `code` without doing anything.
+pub fn inject_fault(function: &str, nth: u64, code: CUresult) {
+    state::inject_fault(function, nth, code);
+}
+
+/// Makes allocations fail with out-of-memory once `bytes` more are allocated.
+pub fn fail_allocations_after(bytes: u64) {
+    state::ALLOCATED.store(0, std::sync::atomic::Ordering::Relaxed);
+    state::ALLOC_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Clears injected faults and the allocation budget.
+pub fn clear_faults() {
+    state::clear_faults();
+}
+
+/// Starts (clearing) or stops the call log.
+pub fn log_calls(on: bool) {
+    state::set_logging(on);
+}
+
+/// The driver functions called since the log started, by base name, in order.
+pub fn call_log() -> Vec<String> {
+    state::call_log()
+}
+
+/// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
+/// "events", "modules", "allocations", "host_allocations", "registrations"); -1 for
+/// an unknown kind.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
+    if kind.is_null() {
+        return -1;
+    }
+    // SAFETY: a NUL-terminated string, by the C contract.
+    let kind = unsafe { CStr::from_ptr(kind) }.to_bytes();
+    let c = live_counts();
+    let n = match kind {
+        b"contexts" => c.contexts,
+        b"streams" => c.streams,
+        b"events" => c.events,
+        b"modules" => c.modules,
+        b"allocations" => c.allocations,
+        b"host_allocations" => c.host_allocations,
+        b"registrations" => c.registrations,
+        _ => return -1,
+    };
+    n as c_int
+}
+
+/// `softcuda_inject_fault(function, nth, code)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_inject_fault(
+    function: *const c_char,
+    nth: u64,
+    code: CUresult,
+) -> CUresult {
+    if function.is_null() {
+        return code::INVALID_VALUE;
+    }
+    // SAFETY: a NUL-terminated string, by the C contract.
+    match unsafe { CStr::from_ptr(function) }.to_str() {
+        Ok(f) => {
+            inject_fault(f, nth, code);
+            code::SUCCESS
+        }
+        Err(_) => code::INVALID_VALUE,
+    }
+}
+
+/// `softcuda_reset()`: see [`reset`].
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_reset() {
+    reset();
+}
+
+/// `softcuda_fail_allocations_after(bytes)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_fail_allocations_after(bytes: u64) {
+    fail_allocations_after(bytes);
+}
+
+/// `softcuda_clear_faults()`.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_clear_faults() {
+    clear_faults();
+}
+
+/// `softcuda_log_calls(on)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_log_calls(on: c_int) {
+    log_calls(on != 0);
+}
+
+/// `softcuda_call_count(function)`: calls of `function` in the log.
+#[unsafe(no_mangle)]
+pub extern "C" fn softcuda_call_count(function: *const c_char) -> c_int {
+    if function.is_null() {
+        return -1;
+    }
+    // SAFETY: a NUL-terminated string, by the C contract.
+    let f = unsafe { CStr::from_ptr(function) }.to_string_lossy();
+    call_log().iter().filter(|c| **c == f).count() as c_int
+}

@@ -1,0 +1,422 @@
+//! The driver's state: configuration, devices, contexts and the per-thread context
+//! stack, handles, the device-memory map, and the test controls (live counts, fault
+//! injection, the call log).
+//!
+//! Handles are not pointers to objects: each is `kind << 48 | id`, looked up in a
+//! table, so a stale or forged handle is an error (`CUDA_ERROR_INVALID_HANDLE` /
+//! `INVALID_CONTEXT`), never a dangling dereference. Ids are never reused.
+
+use crate::device::Profile;
+use crate::stream::{Event, Stream};
+use crate::types::{CUresult, code};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, RwLock};
+
+/// The result of an API function body.
+pub type R<T = ()> = Result<T, CUresult>;
+
+/// Handle kinds (the top 16 bits of a handle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u64)]
+pub enum Kind {
+    /// `CUcontext`.
+    Context = 1,
+    /// `CUmodule`.
+    Module = 2,
+    /// `CUfunction`.
+    Function = 3,
+    /// `CUstream`.
+    Stream = 4,
+    /// `CUevent`.
+    Event = 5,
+}
+
+/// Makes the handle of object `id` of `kind`.
+pub fn handle(kind: Kind, id: u64) -> *mut core::ffi::c_void {
+    (((kind as u64) << 48) | id) as usize as *mut core::ffi::c_void
+}
+
+/// The id inside `h` if it is a handle of `kind`.
+pub fn id_of(kind: Kind, h: *mut core::ffi::c_void) -> Option<u64> {
+    let v = h as usize as u64;
+    (v >> 48 == kind as u64 && v & 0xFFFF_FFFF_FFFF != 0).then_some(v & 0xFFFF_FFFF_FFFF)
+}
+
+/// The configuration, read at first use from the environment
+/// (`SOFTCUDA_VERSION`, `SOFTCUDA_DEVICES`) or set through [`crate::control`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The version `cuDriverGetVersion` reports (12090 by default).
+    pub version: i32,
+    /// The devices.
+    pub devices: Vec<Profile>,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let version = std::env::var("SOFTCUDA_VERSION")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(12090);
+        let devices = std::env::var("SOFTCUDA_DEVICES")
+            .ok()
+            .and_then(|s| Profile::parse_list(&s))
+            .unwrap_or_else(Profile::defaults);
+        Self { version, devices }
+    }
+}
+
+/// A context.
+#[derive(Debug)]
+pub struct Context {
+    /// The device ordinal.
+    pub device: usize,
+    /// `CUctx_flags` bits.
+    pub flags: u32,
+    /// Whether this is a device's primary context.
+    pub primary: bool,
+    /// A sticky error: once set, the context is unusable.
+    pub sticky: Option<CUresult>,
+    /// `CUlimit` values, by limit id.
+    pub limits: HashMap<u32, usize>,
+    /// `CUfunc_cache` preference.
+    pub cache_config: u32,
+    /// Peer contexts this one may access.
+    pub peers: Vec<u64>,
+}
+
+/// A device's primary context.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Primary {
+    /// The context id while it exists.
+    pub ctx: Option<u64>,
+    /// Retain count.
+    pub refs: u32,
+    /// Flags to create it with (`cuDevicePrimaryCtxSetFlags`).
+    pub flags: u32,
+}
+
+/// What lives at a device address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocKind {
+    /// `cuMemAlloc`.
+    Device,
+    /// `cuMemAllocHost` / `cuMemHostAlloc` (flags).
+    PinnedHost(u32),
+    /// `cuMemHostRegister` (flags); not owned.
+    Registered(u32),
+}
+
+/// One entry of the memory map.
+#[derive(Debug, Clone, Copy)]
+pub struct Alloc {
+    /// Bytes.
+    pub size: u64,
+    /// The owning context id.
+    pub ctx: u64,
+    /// The device ordinal of that context.
+    pub device: usize,
+    /// What it is.
+    pub kind: AllocKind,
+    /// A unique id (`CU_POINTER_ATTRIBUTE_BUFFER_ID`), never reused.
+    pub id: u64,
+}
+
+/// A loaded module.
+pub struct ModuleEntry {
+    /// The owning context.
+    pub ctx: u64,
+    /// The parsed PTX.
+    pub ptx: Arc<crate::ptx::Module>,
+    /// Device address of each module-scope variable, in `ptx.globals()` order.
+    pub global_addrs: Arc<Vec<u64>>,
+}
+
+/// A kernel of a loaded module.
+#[derive(Clone)]
+pub struct FunctionEntry {
+    /// The module id.
+    pub module: u64,
+    /// The owning context.
+    pub ctx: u64,
+    /// The module's PTX.
+    pub ptx: Arc<crate::ptx::Module>,
+    /// Index into `ptx.kernels()`.
+    pub kernel: usize,
+    /// Its module's global addresses.
+    pub global_addrs: Arc<Vec<u64>>,
+    /// Dynamic shared memory the caller opted in to (`MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    pub max_dynamic_shared: u32,
+    /// `CUfunc_cache` preference.
+    pub cache_config: u32,
+    /// The kernel's name, for `cuFuncGetName`.
+    pub name: Arc<std::ffi::CString>,
+}
+
+/// Everything behind the one lock.
+pub struct State {
+    /// Configuration; fixed at `cuInit`.
+    pub config: Config,
+    /// Whether `cuInit` succeeded.
+    pub initialized: bool,
+    /// Contexts by id.
+    pub contexts: HashMap<u64, Context>,
+    /// Primary context of each device.
+    pub primaries: Vec<Primary>,
+    /// Modules by id.
+    pub modules: HashMap<u64, ModuleEntry>,
+    /// Functions by id.
+    pub functions: HashMap<u64, FunctionEntry>,
+    /// Streams by id.
+    pub streams: HashMap<u64, Arc<Stream>>,
+    /// Events by id.
+    pub events: HashMap<u64, Arc<Event>>,
+    /// Device bytes in use, per device.
+    pub used: Vec<u64>,
+    next_id: u64,
+}
+
+impl State {
+    /// A fresh id.
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The context `id`, or `INVALID_CONTEXT`.
+    pub fn context(&self, id: u64) -> R<&Context> {
+        self.contexts.get(&id).ok_or(code::INVALID_CONTEXT)
+    }
+}
+
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
+    let config = Config::from_env();
+    Mutex::new(State {
+        primaries: vec![Primary::default(); config.devices.len()],
+        used: vec![0; config.devices.len()],
+        config,
+        initialized: false,
+        contexts: HashMap::new(),
+        modules: HashMap::new(),
+        functions: HashMap::new(),
+        streams: HashMap::new(),
+        events: HashMap::new(),
+        next_id: 0,
+    })
+});
+
+/// The state, locked. A panic elsewhere never makes it unusable.
+pub fn state() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The memory map: base address → allocation. Kept apart from [`State`] so that
+/// kernels can check their accesses without taking the main lock.
+static MEMORY: LazyLock<RwLock<BTreeMap<u64, Alloc>>> =
+    LazyLock::new(|| RwLock::new(BTreeMap::new()));
+
+/// Reads the memory map.
+pub fn memory() -> std::sync::RwLockReadGuard<'static, BTreeMap<u64, Alloc>> {
+    MEMORY.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Writes the memory map.
+pub fn memory_mut() -> std::sync::RwLockWriteGuard<'static, BTreeMap<u64, Alloc>> {
+    MEMORY.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The allocation containing `[addr, addr + len)`, with its base.
+pub fn find_alloc(map: &BTreeMap<u64, Alloc>, addr: u64, len: u64) -> Option<(u64, Alloc)> {
+    let (&base, &a) = map.range(..=addr).next_back()?;
+    let end = addr.checked_add(len)?;
+    (end <= base + a.size.max(1) && (len > 0 || addr < base + a.size.max(1))).then_some((base, a))
+}
+
+/// What kernels may touch: every live allocation, pinned or registered range.
+pub struct KernelMemory;
+
+impl crate::ptx::DeviceMemory for KernelMemory {
+    fn accessible(&self, addr: u64, len: u64) -> bool {
+        find_alloc(&memory(), addr, len).is_some()
+    }
+}
+
+thread_local! {
+    /// This thread's context stack (top = current).
+    static STACK: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The current context id, if any.
+pub fn current() -> Option<u64> {
+    STACK.with_borrow(|s| s.last().copied())
+}
+
+/// Runs `f` on this thread's context stack.
+pub fn with_stack<T>(f: impl FnOnce(&mut Vec<u64>) -> T) -> T {
+    STACK.with_borrow_mut(f)
+}
+
+/// `NOT_INITIALIZED` before `cuInit`.
+pub fn require_init(s: &State) -> R {
+    if s.initialized {
+        Ok(())
+    } else {
+        Err(code::NOT_INITIALIZED)
+    }
+}
+
+/// The current context, checked: initialised, present, alive, not sticky.
+pub fn current_ctx(s: &State) -> R<u64> {
+    require_init(s)?;
+    let id = current().ok_or(code::INVALID_CONTEXT)?;
+    let ctx = s.contexts.get(&id).ok_or(code::INVALID_CONTEXT)?;
+    match ctx.sticky {
+        Some(e) => Err(e),
+        None => Ok(id),
+    }
+}
+
+/// Marks context `ctx` unusable with `err` (a sticky error).
+pub fn poison(ctx: u64, err: CUresult) {
+    if let Some(c) = state().contexts.get_mut(&ctx) {
+        c.sticky.get_or_insert(err);
+    }
+}
+
+// ---- test controls --------------------------------------------------------------
+
+/// A fault to inject: the `nth` call (1-based) of `function` returns `code`.
+#[derive(Debug, Clone)]
+struct Fault {
+    function: String,
+    nth: u64,
+    code: CUresult,
+    seen: u64,
+}
+
+struct Controls {
+    faults: Vec<Fault>,
+    log: Vec<String>,
+}
+
+static CONTROLS: LazyLock<Mutex<Controls>> = LazyLock::new(|| {
+    Mutex::new(Controls {
+        faults: Vec::new(),
+        log: Vec::new(),
+    })
+});
+static ANY_FAULT: AtomicBool = AtomicBool::new(false);
+static LOGGING: AtomicBool = AtomicBool::new(false);
+/// Allocations fail once this many bytes are allocated (`u64::MAX`: never).
+pub static ALLOC_LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Bytes allocated (device and pinned) while a limit is set.
+pub static ALLOCATED: AtomicU64 = AtomicU64::new(0);
+
+fn controls() -> MutexGuard<'static, Controls> {
+    CONTROLS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The prologue of every API function: the call log and injected faults.
+#[inline]
+pub fn enter(function: &str) -> R {
+    if !ANY_FAULT.load(Ordering::Relaxed) && !LOGGING.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut c = controls();
+    if LOGGING.load(Ordering::Relaxed) {
+        c.log.push(function.to_owned());
+    }
+    for f in c.faults.iter_mut().filter(|f| f.function == function) {
+        f.seen += 1;
+        if f.seen == f.nth {
+            return Err(f.code);
+        }
+    }
+    Ok(())
+}
+
+/// Makes the `nth` call (1-based, counted from now) of `function` return `code`.
+pub fn inject_fault(function: &str, nth: u64, code: CUresult) {
+    controls().faults.push(Fault {
+        function: function.to_owned(),
+        nth,
+        code,
+        seen: 0,
+    });
+    ANY_FAULT.store(true, Ordering::Relaxed);
+}
+
+/// Turns the call log on or off; turning it on clears it.
+pub fn set_logging(on: bool) {
+    if on {
+        controls().log.clear();
+    }
+    LOGGING.store(on, Ordering::Relaxed);
+}
+
+/// The functions called since logging was turned on, in order.
+pub fn call_log() -> Vec<String> {
+    controls().log.clone()
+}
+
+/// Forgets injected faults and the allocation limit.
+pub fn clear_faults() {
+    controls().faults.clear();
+    ANY_FAULT.store(false, Ordering::Relaxed);
+    ALLOC_LIMIT.store(u64::MAX, Ordering::Relaxed);
+    ALLOCATED.store(0, Ordering::Relaxed);
+}
+
+/// Replaces the configuration. Refused (`ILLEGAL_STATE`) while any context exists.
+pub fn configure(config: Config) -> R {
+    let mut s = state();
+    if !s.contexts.is_empty() {
+        return Err(code::ILLEGAL_STATE);
+    }
+    s.primaries = vec![Primary::default(); config.devices.len()];
+    s.used = vec![0; config.devices.len()];
+    s.config = config;
+    Ok(())
+}
+
+/// The current configuration.
+pub fn config() -> Config {
+    state().config.clone()
+}
+
+/// Live objects of each kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LiveCounts {
+    /// Contexts (primary ones while retained, and created ones).
+    pub contexts: usize,
+    /// Streams.
+    pub streams: usize,
+    /// Events.
+    pub events: usize,
+    /// Modules.
+    pub modules: usize,
+    /// Device allocations.
+    pub allocations: usize,
+    /// Pinned host allocations.
+    pub host_allocations: usize,
+    /// Host registrations.
+    pub registrations: usize,
+}
+
+/// Counts the live objects.
+pub fn live_counts() -> LiveCounts {
+    let s = state();
+    let m = memory();
+    let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
+    LiveCounts {
+        contexts: s.contexts.len(),
+        streams: s.streams.len(),
+        events: s.events.len(),
+        modules: s.modules.len(),
+        allocations: count(|k| *k == AllocKind::Device),
+        host_allocations: count(|k| matches!(k, AllocKind::PinnedHost(_))),
+        registrations: count(|k| matches!(k, AllocKind::Registered(_))),
+    }
+}

@@ -1,0 +1,64 @@
+//! A C program compiled by gcc against NVIDIA's cuda.h (the 12.9 wheel fetched by
+//! `scripts/fixtures.sh`) and linked with libsoftcuda.so runs unchanged.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn cuda_include() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let inc = std::env::var_os("OXICUDA_CUDA_INCLUDE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".fixtures/cuda12/include"));
+    if inc.join("cuda.h").exists() {
+        return Some(inc);
+    }
+    let msg = format!(
+        "fixture missing: {}/cuda.h (run scripts/fixtures.sh)",
+        inc.display()
+    );
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true" && v != "1"),
+        "{msg}"
+    );
+    eprintln!("\n!!!!!!!! SKIPPED: {msg} !!!!!!!!\n");
+    None
+}
+
+#[test]
+fn a_c_program_runs_on_libsoftcuda_unchanged() {
+    let Some(inc) = cuda_include() else { return };
+    // Tests run from target/<profile>/deps; the cdylib is in target/<profile>.
+    let exe = std::env::current_exe().unwrap();
+    let lib_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(
+        lib_dir.join("libsoftcuda.so").exists(),
+        "no libsoftcuda.so in {}",
+        lib_dir.display()
+    );
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/driver_api.c");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("driver_api");
+    let status = Command::new("gcc")
+        .args(["-std=c11", "-Wall", "-Werror", "-O1", "-I"])
+        .arg(&inc)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .arg(format!("-L{}", lib_dir.display()))
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .arg("-lsoftcuda")
+        .status()
+        .expect("gcc runs");
+    assert!(status.success(), "gcc failed");
+    let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
+    let run = Command::new(&out).arg(&ptx).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(run.status.success(), "{text}");
+    assert!(
+        text.contains("all checks passed") && text.contains("0 wrong"),
+        "{text}"
+    );
+}
