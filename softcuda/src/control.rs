@@ -76,7 +76,7 @@ pub fn call_log() -> Vec<String> {
 /// "events", "modules", "allocations", "host_allocations", "registrations"); -1 for
 /// an unknown kind.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
+pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
         return -1;
     }
@@ -98,7 +98,7 @@ pub extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
 
 /// `softcuda_inject_fault(function, nth, code)`.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_inject_fault(
+pub unsafe extern "C" fn softcuda_inject_fault(
     function: *const c_char,
     nth: u64,
     code: CUresult,
@@ -118,31 +118,31 @@ pub extern "C" fn softcuda_inject_fault(
 
 /// `softcuda_reset()`: see [`reset`].
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_reset() {
+pub unsafe extern "C" fn softcuda_reset() {
     reset();
 }
 
 /// `softcuda_fail_allocations_after(bytes)`.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_fail_allocations_after(bytes: u64) {
+pub unsafe extern "C" fn softcuda_fail_allocations_after(bytes: u64) {
     fail_allocations_after(bytes);
 }
 
 /// `softcuda_clear_faults()`.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_clear_faults() {
+pub unsafe extern "C" fn softcuda_clear_faults() {
     clear_faults();
 }
 
 /// `softcuda_log_calls(on)`.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_log_calls(on: c_int) {
+pub unsafe extern "C" fn softcuda_log_calls(on: c_int) {
     log_calls(on != 0);
 }
 
 /// `softcuda_call_count(function)`: calls of `function` in the log.
 #[unsafe(no_mangle)]
-pub extern "C" fn softcuda_call_count(function: *const c_char) -> c_int {
+pub unsafe extern "C" fn softcuda_call_count(function: *const c_char) -> c_int {
     if function.is_null() {
         return -1;
     }

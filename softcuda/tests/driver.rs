@@ -1,7 +1,6 @@
 //! softcuda through its C ABI: the exported functions called as a C program would.
 //! softcuda's state is process-wide, so every test takes `serial()` and leaves no
 //! live object behind (checked at the end of each).
-#![allow(clippy::undocumented_unsafe_blocks)]
 
 use softcuda::api::{context::*, device::*, init::*, memory::*, module::*, stream::*};
 use softcuda::control;
@@ -13,26 +12,37 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// One test at a time; the driver initialised; the default configuration.
 fn serial() -> MutexGuard<'static, ()> {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     control::reset(); // a failed test leaves nothing behind for the next
     assert_eq!(cuInit(0), code::SUCCESS);
     g
+    }
 }
 
 fn ok(r: CUresult) {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
+    }
 }
 
 fn no_leaks() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     assert_eq!(
         control::live_counts(),
         control::Counts::default(),
         "objects left alive"
     );
+    }
 }
 
 /// Runs `f` with device `dev`'s primary context current, then releases it.
 fn with_primary<T>(dev: CUdevice, f: impl FnOnce(CUcontext) -> T) -> T {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let mut ctx = std::ptr::null_mut();
     ok(cuDevicePrimaryCtxRetain(&mut ctx, dev));
     ok(cuCtxPushCurrent_v2(ctx));
@@ -42,10 +52,13 @@ fn with_primary<T>(dev: CUdevice, f: impl FnOnce(CUcontext) -> T) -> T {
     assert_eq!(popped, ctx);
     ok(cuDevicePrimaryCtxRelease_v2(dev));
     r
+    }
 }
 
 #[test]
 fn version_and_error_strings() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let mut v = 0;
     ok(cuDriverGetVersion(&mut v));
@@ -64,10 +77,13 @@ fn version_and_error_strings() {
     assert_eq!(cuGetErrorName(4242, &mut name), code::INVALID_VALUE);
     assert_eq!(cuGetErrorName(0, std::ptr::null_mut()), code::INVALID_VALUE);
     assert_eq!(cuInit(1), code::INVALID_VALUE);
+    }
 }
 
 #[test]
 fn two_distinct_devices_answer_consistently() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let mut n = 0;
     ok(cuDeviceGetCount(&mut n));
@@ -110,10 +126,13 @@ fn two_distinct_devices_answer_consistently() {
     assert_eq!(can, 1);
     ok(cuDeviceCanAccessPeer(&mut can, 0, 0));
     assert_eq!(can, 0);
+    }
 }
 
 #[test]
 fn primary_context_reference_counting() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let (mut flags, mut active) = (0, 0);
     ok(cuDevicePrimaryCtxGetState(0, &mut flags, &mut active));
@@ -131,10 +150,13 @@ fn primary_context_reference_counting() {
     assert_eq!(cuDevicePrimaryCtxRelease_v2(0), code::INVALID_CONTEXT);
     assert_eq!(cuCtxDestroy_v2(a), code::INVALID_CONTEXT);
     no_leaks();
+    }
 }
 
 #[test]
 fn the_context_stack_behaves_as_the_drivers() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let mut cur = std::ptr::null_mut();
     ok(cuCtxGetCurrent(&mut cur));
@@ -186,10 +208,13 @@ fn the_context_stack_behaves_as_the_drivers() {
     );
     ok(cuCtxDestroy_v2(c0));
     no_leaks();
+    }
 }
 
 #[test]
 fn context_limits_and_cache_config() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let mut v = 0usize;
@@ -208,10 +233,13 @@ fn context_limits_and_cache_config() {
         assert_eq!((least, greatest), (0, -5));
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn memory_allocations_copies_and_sets() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |ctx| {
         let (mut a, mut b) = (0, 0);
@@ -301,10 +329,13 @@ fn memory_allocations_copies_and_sets() {
         ok(cuMemFree_v2(b));
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn device_memory_is_bounded_by_the_profile() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(1, |_| {
         let mut total = 0usize;
@@ -313,10 +344,13 @@ fn device_memory_is_bounded_by_the_profile() {
         assert_eq!(cuMemAlloc_v2(&mut p, total + 1), code::OUT_OF_MEMORY);
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn pinned_and_registered_host_memory() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let mut p: *mut c_void = std::ptr::null_mut();
@@ -342,6 +376,7 @@ fn pinned_and_registered_host_memory() {
         );
     });
     no_leaks();
+    }
 }
 
 extern "C" fn push_tag(data: *mut c_void) {
@@ -353,6 +388,8 @@ extern "C" fn push_tag(data: *mut c_void) {
 
 #[test]
 fn streams_run_in_order_and_events_order_streams() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let (mut s1, mut s2) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -411,10 +448,13 @@ fn streams_run_in_order_and_events_order_streams() {
         assert_eq!(cuStreamDestroy_v2(s2), code::INVALID_HANDLE);
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn the_legacy_stream_waits_for_blocking_streams() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let mut s = std::ptr::null_mut();
@@ -436,10 +476,13 @@ fn the_legacy_stream_waits_for_blocking_streams() {
         ok(cuStreamDestroy_v2(s));
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn faults_budgets_and_the_call_log() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         control::inject_fault("cuMemAlloc", 2, code::OUT_OF_MEMORY);
@@ -461,10 +504,13 @@ fn faults_budgets_and_the_call_log() {
         assert_eq!(control::call_log(), ["cuMemAlloc", "cuMemFree"]);
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn get_proc_address_follows_the_drivers_version_rules() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     use softcuda::api::proc::{cuGetProcAddress, cuGetProcAddress_v2};
     let _g = serial();
     let ask = |name: &CStr, version: c_int| {
@@ -512,10 +558,13 @@ fn get_proc_address_follows_the_drivers_version_rules() {
     let mut p = std::ptr::null_mut();
     ok(cuGetProcAddress(c"cuInit".as_ptr(), &mut p, 12090, 0));
     assert_eq!(p as usize, cuInit as usize);
+    }
 }
 
 #[test]
 fn configuration_is_refused_while_contexts_live() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let devices = control::config().devices;
     with_primary(0, |_| {
@@ -526,12 +575,15 @@ fn configuration_is_refused_while_contexts_live() {
     });
     control::configure(12090, devices).unwrap();
     no_leaks();
+    }
 }
 
 const VECTOR_ADD: &str = concat!(include_str!("../../kernels/vector_add.ptx"), "\0");
 
 #[test]
 fn a_ptx_kernel_runs_through_the_driver_api() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let mut m = std::ptr::null_mut();
@@ -641,10 +693,13 @@ fn a_ptx_kernel_runs_through_the_driver_api() {
         );
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn an_illegal_address_is_a_sticky_launch_error() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let mut ctx = std::ptr::null_mut();
     ok(cuCtxCreate_v2(&mut ctx, 0, 0));
@@ -685,10 +740,13 @@ fn an_illegal_address_is_a_sticky_launch_error() {
     );
     ok(cuCtxDestroy_v2(ctx));
     no_leaks();
+    }
 }
 
 #[test]
 fn jit_logs_and_refused_images() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     with_primary(0, |_| {
         let bad = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tfrobnicate.u32 %r1;\n\tret;\n}\n\0";
@@ -756,10 +814,13 @@ fn jit_logs_and_refused_images() {
         );
     });
     no_leaks();
+    }
 }
 
 #[test]
 fn reset_frees_everything_and_uninitialises() {
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
     let _g = serial();
     let mut ctx = std::ptr::null_mut();
     ok(cuCtxCreate_v2(&mut ctx, 0, 1));
@@ -784,4 +845,5 @@ fn reset_frees_everything_and_uninitialises() {
         code::INVALID_CONTEXT,
         "handles do not survive a reset"
     );
+    }
 }

@@ -82,7 +82,7 @@ fn ctx_id(h: CUcontext) -> R<u64> {
 
 /// `cuDevicePrimaryCtxRetain`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxRetain", {
         if pctx.is_null() {
             return Err(code::INVALID_VALUE);
@@ -105,7 +105,7 @@ pub extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUdevice) 
 
 /// `cuDevicePrimaryCtxRelease_v2`: the last release destroys the context.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxRelease", {
         let mut s = state::state();
         let d = device(&s, dev)?;
@@ -122,7 +122,7 @@ pub extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
 
 /// `cuDevicePrimaryCtxSetFlags_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) -> CUresult {
     api!("cuDevicePrimaryCtxSetFlags", {
         let mut s = state::state();
         let d = device(&s, dev)?;
@@ -141,7 +141,7 @@ pub extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) ->
 
 /// `cuDevicePrimaryCtxGetState`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxGetState(
+pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
     dev: CUdevice,
     flags: *mut c_uint,
     active: *mut c_int,
@@ -157,7 +157,7 @@ pub extern "C" fn cuDevicePrimaryCtxGetState(
 /// `cuDevicePrimaryCtxReset_v2`: frees everything the primary context owns and clears
 /// its state (a sticky error included); retains and its handle stay valid.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxReset", {
         let mut s = state::state();
         let d = device(&s, dev)?;
@@ -171,7 +171,7 @@ pub extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
 
 /// `cuCtxCreate_v2`: creates a context and pushes it on this thread's stack.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
     api!("cuCtxCreate", {
         if pctx.is_null() || flags & !FLAGS_MASK != 0 {
             return Err(code::INVALID_VALUE);
@@ -187,7 +187,7 @@ pub extern "C" fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdev
 /// `cuCtxDestroy_v2`: frees everything the context owns; if it is current on this
 /// thread it is popped. A primary context cannot be destroyed this way.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     api!("cuCtxDestroy", {
         let id = ctx_id(ctx)?;
         let mut s = state::state();
@@ -203,7 +203,7 @@ pub extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
 
 /// `cuCtxPushCurrent_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
     api!("cuCtxPushCurrent", {
         let id = ctx_id(ctx)?;
         let s = state::state();
@@ -216,7 +216,7 @@ pub extern "C" fn cuCtxPushCurrent_v2(ctx: CUcontext) -> CUresult {
 
 /// `cuCtxPopCurrent_v2`: `INVALID_CONTEXT` on an empty stack.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
     api!("cuCtxPopCurrent", {
         state::require_init(&state::state())?;
         let id = state::with_stack(|st| st.pop()).ok_or(code::INVALID_CONTEXT)?;
@@ -230,7 +230,7 @@ pub extern "C" fn cuCtxPopCurrent_v2(pctx: *mut CUcontext) -> CUresult {
 
 /// `cuCtxSetCurrent`: replaces the top of the stack; NULL pops it.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
     api!("cuCtxSetCurrent", {
         let s = state::state();
         state::require_init(&s)?;
@@ -250,7 +250,7 @@ pub extern "C" fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
 
 /// `cuCtxGetCurrent`: NULL when none.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
     api!("cuCtxGetCurrent", {
         state::require_init(&state::state())?;
         let h =
@@ -261,7 +261,7 @@ pub extern "C" fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
 
 /// `cuCtxGetDevice`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetDevice(dev: *mut CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetDevice(dev: *mut CUdevice) -> CUresult {
     api!("cuCtxGetDevice", {
         let s = state::state();
         let id = state::current_ctx(&s)?;
@@ -271,7 +271,7 @@ pub extern "C" fn cuCtxGetDevice(dev: *mut CUdevice) -> CUresult {
 
 /// `cuCtxGetFlags`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
     api!("cuCtxGetFlags", {
         let s = state::state();
         let id = state::current_ctx(&s)?;
@@ -281,7 +281,7 @@ pub extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
 
 /// `cuCtxGetId`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetId(ctx: CUcontext, ctx_id_out: *mut u64) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetId(ctx: CUcontext, ctx_id_out: *mut u64) -> CUresult {
     api!("cuCtxGetId", {
         let s = state::state();
         let id = if ctx.is_null() {
@@ -296,7 +296,7 @@ pub extern "C" fn cuCtxGetId(ctx: CUcontext, ctx_id_out: *mut u64) -> CUresult {
 
 /// `cuCtxGetApiVersion`: 3020 for every context (the `_v2` context ABI).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresult {
     api!("cuCtxGetApiVersion", {
         let s = state::state();
         let id = if ctx.is_null() {
@@ -311,7 +311,7 @@ pub extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CU
 
 /// `cuCtxSynchronize`: waits for every stream of the current context.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxSynchronize() -> CUresult {
+pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     api!("cuCtxSynchronize", {
         let streams: Vec<_> = {
             let s = state::state();
@@ -332,7 +332,7 @@ pub extern "C" fn cuCtxSynchronize() -> CUresult {
 
 /// `cuCtxSetLimit`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxSetLimit(limit: c_uint, value: usize) -> CUresult {
+pub unsafe extern "C" fn cuCtxSetLimit(limit: c_uint, value: usize) -> CUresult {
     api!("cuCtxSetLimit", {
         let mut s = state::state();
         let id = state::current_ctx(&s)?;
@@ -345,7 +345,7 @@ pub extern "C" fn cuCtxSetLimit(limit: c_uint, value: usize) -> CUresult {
 
 /// `cuCtxGetLimit`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_uint) -> CUresult {
     api!("cuCtxGetLimit", {
         let s = state::state();
         let id = state::current_ctx(&s)?;
@@ -360,7 +360,7 @@ pub extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_uint) -> CUresult {
 
 /// `cuCtxGetCacheConfig`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetCacheConfig(config: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetCacheConfig(config: *mut c_uint) -> CUresult {
     api!("cuCtxGetCacheConfig", {
         let s = state::state();
         let id = state::current_ctx(&s)?;
@@ -370,7 +370,7 @@ pub extern "C" fn cuCtxGetCacheConfig(config: *mut c_uint) -> CUresult {
 
 /// `cuCtxSetCacheConfig`: a preference, recorded (softcuda has no L1 to split).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxSetCacheConfig(config: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxSetCacheConfig(config: c_uint) -> CUresult {
     api!("cuCtxSetCacheConfig", {
         if config > 3 {
             return Err(code::INVALID_VALUE);
@@ -387,7 +387,7 @@ pub extern "C" fn cuCtxSetCacheConfig(config: c_uint) -> CUresult {
 
 /// `cuCtxGetStreamPriorityRange`: least 0, greatest -5 (as on sm_80/sm_90).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CUresult {
     api!("cuCtxGetStreamPriorityRange", {
         state::current_ctx(&state::state())?;
         if !least.is_null() {
@@ -402,7 +402,7 @@ pub extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut 
 
 /// `cuCtxEnablePeerAccess`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUresult {
     api!("cuCtxEnablePeerAccess", {
         if flags != 0 {
             return Err(code::INVALID_VALUE);
@@ -425,7 +425,7 @@ pub extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -> CUres
 
 /// `cuCtxDisablePeerAccess`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxDisablePeerAccess(peer: CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuCtxDisablePeerAccess(peer: CUcontext) -> CUresult {
     api!("cuCtxDisablePeerAccess", {
         let peer = ctx_id(peer)?;
         let mut s = state::state();

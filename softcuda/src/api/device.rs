@@ -30,7 +30,7 @@ fn write_str(buf: *mut c_char, len: c_int, text: &str) -> R {
 
 /// `cuDeviceGetCount`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
     api!("cuDeviceGetCount", {
         let s = state::state();
         state::require_init(&s)?;
@@ -40,7 +40,7 @@ pub extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
 
 /// `cuDeviceGet`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGet(dev: *mut CUdevice, ordinal: c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGet(dev: *mut CUdevice, ordinal: c_int) -> CUresult {
     api!("cuDeviceGet", {
         let d = device(&state::state(), ordinal)?;
         out(dev, d as CUdevice)
@@ -49,7 +49,7 @@ pub extern "C" fn cuDeviceGet(dev: *mut CUdevice, ordinal: c_int) -> CUresult {
 
 /// `cuDeviceGetName`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     api!("cuDeviceGetName", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -59,7 +59,7 @@ pub extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) 
 
 /// `cuDeviceGetUuid` (and `_v2`: the same bytes).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
     api!("cuDeviceGetUuid", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -74,13 +74,14 @@ pub extern "C" fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult 
 
 /// `cuDeviceGetUuid_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
-    cuDeviceGetUuid(uuid, dev)
+pub unsafe extern "C" fn cuDeviceGetUuid_v2(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
+    // SAFETY: the same contract, passed on.
+    unsafe { cuDeviceGetUuid(uuid, dev) }
 }
 
 /// `cuDeviceGetLuid`: LUIDs exist only on Windows.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetLuid(
+pub unsafe extern "C" fn cuDeviceGetLuid(
     _luid: *mut c_char,
     _mask: *mut c_uint,
     dev: CUdevice,
@@ -93,7 +94,7 @@ pub extern "C" fn cuDeviceGetLuid(
 
 /// `cuDeviceTotalMem_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
     api!("cuDeviceTotalMem", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -103,7 +104,7 @@ pub extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUres
 
 /// `cuDeviceGetAttribute`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_uint, dev: CUdevice) -> CUresult {
     api!("cuDeviceGetAttribute", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -116,7 +117,7 @@ pub extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_uint, dev: CUd
 
 /// `cuDeviceGetPCIBusId`: `domain:bus:device.0`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     api!("cuDeviceGetPCIBusId", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -127,7 +128,7 @@ pub extern "C" fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice
 
 /// `cuDeviceGetByPCIBusId`: accepts `[domain:]bus:device[.function]`, hexadecimal.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, id: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, id: *const c_char) -> CUresult {
     api!("cuDeviceGetByPCIBusId", {
         if id.is_null() {
             return Err(code::INVALID_VALUE);
@@ -168,7 +169,7 @@ fn can_access(s: &State, a: CUdevice, b: CUdevice) -> R<bool> {
 
 /// `cuDeviceCanAccessPeer`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceCanAccessPeer(
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(
     can: *mut c_int,
     dev: CUdevice,
     peer: CUdevice,
@@ -182,7 +183,7 @@ pub extern "C" fn cuDeviceCanAccessPeer(
 /// `cuDeviceGetP2PAttribute`: performance rank 0, access and atomics supported,
 /// no CUDA-array access.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetP2PAttribute(
+pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
     value: *mut c_int,
     attr: c_uint,
     src: CUdevice,
@@ -206,7 +207,7 @@ pub extern "C" fn cuDeviceGetP2PAttribute(
 
 /// `cuDeviceComputeCapability` (deprecated).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceComputeCapability(
+pub unsafe extern "C" fn cuDeviceComputeCapability(
     major: *mut c_int,
     minor: *mut c_int,
     dev: CUdevice,

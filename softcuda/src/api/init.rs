@@ -8,7 +8,7 @@ use core::ffi::{c_char, c_int, c_uint};
 
 /// `cuInit`: only flags 0 are valid; with no device configured, `NO_DEVICE`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
     api!("cuInit", {
         if flags != 0 {
             return Err(code::INVALID_VALUE);
@@ -24,7 +24,7 @@ pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
 
 /// `cuDriverGetVersion`: the configured version (12090 unless told otherwise).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     api!("cuDriverGetVersion", {
         out(version, state::state().config.version)
     })
@@ -36,7 +36,7 @@ fn lookup(err: CUresult) -> Option<usize> {
 
 /// `cuGetErrorName`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetErrorName(error: CUresult, name: *mut *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuGetErrorName(error: CUresult, name: *mut *const c_char) -> CUresult {
     api!("cuGetErrorName", {
         let i = lookup(error).ok_or(code::INVALID_VALUE)?;
         out(name, CODES[i].1.as_ptr())
@@ -45,7 +45,7 @@ pub extern "C" fn cuGetErrorName(error: CUresult, name: *mut *const c_char) -> C
 
 /// `cuGetErrorString`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetErrorString(error: CUresult, text: *mut *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuGetErrorString(error: CUresult, text: *mut *const c_char) -> CUresult {
     api!("cuGetErrorString", {
         let i = lookup(error).ok_or(code::INVALID_VALUE)?;
         out(text, CODES[i].2.as_ptr())

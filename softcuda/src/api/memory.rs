@@ -167,7 +167,7 @@ fn null() -> CUstream {
 
 /// `cuMemAlloc_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
     api!("cuMemAlloc", {
         if dptr.is_null() {
             return Err(code::INVALID_VALUE);
@@ -181,7 +181,7 @@ pub extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult
 
 /// `cuMemAllocPitch_v2`: rows padded to 512 bytes.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemAllocPitch_v2(
+pub unsafe extern "C" fn cuMemAllocPitch_v2(
     dptr: *mut CUdeviceptr,
     pitch: *mut usize,
     width: usize,
@@ -209,7 +209,7 @@ pub extern "C" fn cuMemAllocPitch_v2(
 
 /// `cuMemFree_v2`: `ptr` must be the base of a live device allocation.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
+pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     api!("cuMemFree", {
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -219,7 +219,7 @@ pub extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
 
 /// `cuMemGetInfo_v2`: of the current context's device.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     api!("cuMemGetInfo", {
         let s = state::state();
         let ctx = state::current_ctx(&s)?;
@@ -232,7 +232,7 @@ pub extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresu
 
 /// `cuMemGetAddressRange_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemGetAddressRange_v2(
+pub unsafe extern "C" fn cuMemGetAddressRange_v2(
     base: *mut CUdeviceptr,
     size: *mut usize,
     ptr: CUdeviceptr,
@@ -252,7 +252,7 @@ pub extern "C" fn cuMemGetAddressRange_v2(
 
 /// `cuMemHostAlloc`: pinned host memory, device-accessible at the same address.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
     api!("cuMemHostAlloc", {
         if pp.is_null() || flags & !0x7 != 0 {
             return Err(code::INVALID_VALUE);
@@ -266,13 +266,14 @@ pub extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uin
 
 /// `cuMemAllocHost_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
-    cuMemHostAlloc(pp, size, 0)
+pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
+    // SAFETY: the same contract, passed on.
+    unsafe { cuMemHostAlloc(pp, size, 0) }
 }
 
 /// `cuMemFreeHost`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     api!("cuMemFreeHost", {
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -282,7 +283,7 @@ pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
 
 /// `cuMemHostGetDevicePointer_v2`: the same address (unified addressing).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostGetDevicePointer_v2(
+pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
     dptr: *mut CUdeviceptr,
     p: *mut c_void,
     flags: c_uint,
@@ -302,7 +303,7 @@ pub extern "C" fn cuMemHostGetDevicePointer_v2(
 
 /// `cuMemHostGetFlags`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
+pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
     api!("cuMemHostGetFlags", {
         state::current_ctx(&state::state())?;
         let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
@@ -315,7 +316,7 @@ pub extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -> CUres
 
 /// `cuMemHostRegister_v2`: the range becomes device-accessible; it stays the caller's.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uint) -> CUresult {
     api!("cuMemHostRegister", {
         if p.is_null() || size == 0 || flags & !0xF != 0 {
             return Err(code::INVALID_VALUE);
@@ -349,7 +350,7 @@ pub extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uin
 
 /// `cuMemHostUnregister`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
+pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
     api!("cuMemHostUnregister", {
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -362,7 +363,7 @@ macro_rules! copies {
     ($($(#[$doc:meta])* $name:ident $label:literal ($($arg:ident: $ty:ty),*) => ($dst:expr, $dd:expr, $src:expr, $sd:expr, $n:expr, $stream:expr);)*) => {$(
         $(#[$doc])*
         #[unsafe(no_mangle)]
-        pub extern "C" fn $name($($arg: $ty),*) -> CUresult {
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
             api!($label, { copy($dst, $dd, $src, $sd, $n, $stream) })
         }
     )*};
@@ -405,7 +406,7 @@ fn set(
     if width == 0 || height == 0 {
         return Ok(());
     }
-    if dst % elem as u64 != 0 || (height > 1 && pitch < width * elem) {
+    if !dst.is_multiple_of(elem as u64) || (height > 1 && pitch < width * elem) {
         return Err(code::INVALID_VALUE);
     }
     let span = pitch
@@ -442,7 +443,7 @@ macro_rules! sets {
     ($($(#[$doc:meta])* $name:ident $label:literal ($($arg:ident: $ty:ty),*) => ($dst:expr, $pitch:expr, $v:expr, $elem:expr, $w:expr, $h:expr, $s:expr);)*) => {$(
         $(#[$doc])*
         #[unsafe(no_mangle)]
-        pub extern "C" fn $name($($arg: $ty),*) -> CUresult {
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> CUresult {
             api!($label, { set($dst, $pitch, $v as u32, $elem, $w, $h, $s) })
         }
     )*};
@@ -590,31 +591,31 @@ fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
 
 /// `cuMemcpy2D_v2` (host, device and unified memory; CUDA arrays are not supported).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpy2D_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
+pub unsafe extern "C" fn cuMemcpy2D_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
     api!("cuMemcpy2D", { memcpy2d(p, null()) })
 }
 
 /// `cuMemcpy2DUnaligned_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpy2DUnaligned_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
+pub unsafe extern "C" fn cuMemcpy2DUnaligned_v2(p: *const CUDA_MEMCPY2D) -> CUresult {
     api!("cuMemcpy2DUnaligned", { memcpy2d(p, null()) })
 }
 
 /// `cuMemcpy2DAsync_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpy2DAsync_v2(p: *const CUDA_MEMCPY2D, s: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuMemcpy2DAsync_v2(p: *const CUDA_MEMCPY2D, s: CUstream) -> CUresult {
     api!("cuMemcpy2DAsync", { memcpy2d(p, s) })
 }
 
 /// `cuMemcpy3D_v2` (host, device and unified memory; CUDA arrays are not supported).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpy3D_v2(p: *const CUDA_MEMCPY3D) -> CUresult {
+pub unsafe extern "C" fn cuMemcpy3D_v2(p: *const CUDA_MEMCPY3D) -> CUresult {
     api!("cuMemcpy3D", { memcpy3d(p, null()) })
 }
 
 /// `cuMemcpy3DAsync_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpy3DAsync_v2(p: *const CUDA_MEMCPY3D, s: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuMemcpy3DAsync_v2(p: *const CUDA_MEMCPY3D, s: CUstream) -> CUresult {
     api!("cuMemcpy3DAsync", { memcpy3d(p, s) })
 }
 
@@ -664,7 +665,7 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
 
 /// `cuPointerGetAttribute`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuPointerGetAttribute(
+pub unsafe extern "C" fn cuPointerGetAttribute(
     data: *mut c_void,
     attr: c_uint,
     ptr: CUdeviceptr,
@@ -677,7 +678,7 @@ pub extern "C" fn cuPointerGetAttribute(
 
 /// `cuPointerGetAttributes`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuPointerGetAttributes(
+pub unsafe extern "C" fn cuPointerGetAttributes(
     n: c_uint,
     attrs: *const c_uint,
     data: *mut *mut c_void,
@@ -701,7 +702,7 @@ const IPC_MAGIC: &[u8; 8] = b"softcuda";
 
 /// `cuIpcGetMemHandle`: within this process, a handle names the allocation.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdeviceptr) -> CUresult {
+pub unsafe extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdeviceptr) -> CUresult {
     api!("cuIpcGetMemHandle", {
         state::current_ctx(&state::state())?;
         let a = *state::memory()
@@ -718,7 +719,7 @@ pub extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdevicept
 
 /// `cuIpcOpenMemHandle_v2`: the allocation's own address.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuIpcOpenMemHandle_v2(
+pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(
     dptr: *mut CUdeviceptr,
     handle: CUipcMemHandle,
     _flags: c_uint,
@@ -744,7 +745,7 @@ pub extern "C" fn cuIpcOpenMemHandle_v2(
 
 /// `cuIpcCloseMemHandle`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuIpcCloseMemHandle(dptr: CUdeviceptr) -> CUresult {
+pub unsafe extern "C" fn cuIpcCloseMemHandle(dptr: CUdeviceptr) -> CUresult {
     api!("cuIpcCloseMemHandle", {
         state::current_ctx(&state::state())?;
         state::memory()

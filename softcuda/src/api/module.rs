@@ -230,7 +230,7 @@ fn load(
 /// `cuModuleLoadData`: PTX text, or a fatbin embedding PTX. A cubin is
 /// `NO_BINARY_FOR_GPU`: softcuda has no GPU ISA to run.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoadData(pmod: *mut CUmodule, image: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoadData(pmod: *mut CUmodule, image: *const c_void) -> CUresult {
     api!("cuModuleLoadData", {
         load(pmod, image, 0, core::ptr::null(), core::ptr::null_mut())
     })
@@ -238,7 +238,7 @@ pub extern "C" fn cuModuleLoadData(pmod: *mut CUmodule, image: *const c_void) ->
 
 /// `cuModuleLoadDataEx`: with JIT options; the info and error logs are ptxas-style.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoadDataEx(
+pub unsafe extern "C" fn cuModuleLoadDataEx(
     pmod: *mut CUmodule,
     image: *const c_void,
     n: c_uint,
@@ -252,7 +252,7 @@ pub extern "C" fn cuModuleLoadDataEx(
 
 /// `cuModuleLoadFatBinary`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoadFatBinary(pmod: *mut CUmodule, fatbin: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoadFatBinary(pmod: *mut CUmodule, fatbin: *const c_void) -> CUresult {
     api!("cuModuleLoadFatBinary", {
         load(pmod, fatbin, 0, core::ptr::null(), core::ptr::null_mut())
     })
@@ -260,7 +260,7 @@ pub extern "C" fn cuModuleLoadFatBinary(pmod: *mut CUmodule, fatbin: *const c_vo
 
 /// `cuModuleLoad`: a file holding PTX text or a fatbin.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char) -> CUresult {
     api!("cuModuleLoad", {
         if fname.is_null() {
             return Err(code::INVALID_VALUE);
@@ -284,7 +284,7 @@ pub extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char) -> CUr
 
 /// `cuModuleUnload`: its functions become invalid handles, its globals are freed.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
+pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
     api!("cuModuleUnload", {
         let id = module_id(hmod)?;
         let mut s = state::state();
@@ -300,7 +300,7 @@ pub extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
 
 /// `cuModuleGetFunction`: the same handle every time for the same kernel.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleGetFunction(
+pub unsafe extern "C" fn cuModuleGetFunction(
     pf: *mut CUfunction,
     hmod: CUmodule,
     name: *const c_char,
@@ -347,7 +347,7 @@ pub extern "C" fn cuModuleGetFunction(
 
 /// `cuModuleGetFunctionCount`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleGetFunctionCount(count: *mut c_uint, hmod: CUmodule) -> CUresult {
+pub unsafe extern "C" fn cuModuleGetFunctionCount(count: *mut c_uint, hmod: CUmodule) -> CUresult {
     api!("cuModuleGetFunctionCount", {
         let id = module_id(hmod)?;
         let s = state::state();
@@ -359,7 +359,7 @@ pub extern "C" fn cuModuleGetFunctionCount(count: *mut c_uint, hmod: CUmodule) -
 
 /// `cuModuleGetGlobal_v2`: a module-scope `.global` or `.const` variable.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleGetGlobal_v2(
+pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
     hmod: CUmodule,
@@ -399,7 +399,7 @@ fn device_of(s: &State, ctx: u64) -> R<&Profile> {
 
 /// `cuFuncGetAttribute`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncGetAttribute(
+pub unsafe extern "C" fn cuFuncGetAttribute(
     value: *mut c_int,
     attr: c_uint,
     hfunc: CUfunction,
@@ -430,7 +430,7 @@ pub extern "C" fn cuFuncGetAttribute(
 
 /// `cuFuncSetAttribute`: the dynamic shared memory opt-in and the carveout preference.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncSetAttribute(hfunc: CUfunction, attr: c_uint, value: c_int) -> CUresult {
+pub unsafe extern "C" fn cuFuncSetAttribute(hfunc: CUfunction, attr: c_uint, value: c_int) -> CUresult {
     api!("cuFuncSetAttribute", {
         let mut s = state::state();
         state::require_init(&s)?;
@@ -457,7 +457,7 @@ pub extern "C" fn cuFuncSetAttribute(hfunc: CUfunction, attr: c_uint, value: c_i
 
 /// `cuFuncSetCacheConfig`: recorded as a preference.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncSetCacheConfig(hfunc: CUfunction, config: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuFuncSetCacheConfig(hfunc: CUfunction, config: c_uint) -> CUresult {
     api!("cuFuncSetCacheConfig", {
         if config > 3 {
             return Err(code::INVALID_VALUE);
@@ -474,7 +474,7 @@ pub extern "C" fn cuFuncSetCacheConfig(hfunc: CUfunction, config: c_uint) -> CUr
 
 /// `cuFuncGetParamInfo`: offset and size of parameter `index`, from the `.entry` list.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncGetParamInfo(
+pub unsafe extern "C" fn cuFuncGetParamInfo(
     hfunc: CUfunction,
     index: usize,
     offset: *mut usize,
@@ -498,7 +498,7 @@ pub extern "C" fn cuFuncGetParamInfo(
 
 /// `cuFuncGetName`: valid while the module is loaded.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CUresult {
+pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CUresult {
     api!("cuFuncGetName", {
         let s = state::state();
         state::require_init(&s)?;
@@ -509,7 +509,7 @@ pub extern "C" fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> 
 
 /// `cuFuncGetModule`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
+pub unsafe extern "C" fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
     api!("cuFuncGetModule", {
         let s = state::state();
         state::require_init(&s)?;
@@ -589,7 +589,7 @@ fn pack_params(k: &ptx::Kernel, params: *mut *mut c_void, extra: *mut *mut c_voi
 /// `cuLaunchKernel`: checked against the device's limits at once, run in stream order.
 /// A fault inside the kernel (illegal address, ...) is a sticky error of the context.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuLaunchKernel(
+pub unsafe extern "C" fn cuLaunchKernel(
     f: CUfunction,
     gx: c_uint,
     gy: c_uint,
@@ -691,7 +691,7 @@ fn max_active(n: *mut c_int, hfunc: CUfunction, block: c_int, dynamic: usize) ->
 
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     n: *mut c_int,
     hfunc: CUfunction,
     block: c_int,
@@ -704,7 +704,7 @@ pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
 
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     n: *mut c_int,
     hfunc: CUfunction,
     block: c_int,
@@ -753,7 +753,7 @@ fn potential(
 /// `cuOccupancyMaxPotentialBlockSize`: the block size with the most resident threads
 /// (largest on ties), and the grid that fills the device with it.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyMaxPotentialBlockSize(
+pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
     min_grid: *mut c_int,
     block: *mut c_int,
     hfunc: CUfunction,
@@ -768,7 +768,7 @@ pub extern "C" fn cuOccupancyMaxPotentialBlockSize(
 
 /// `cuOccupancyMaxPotentialBlockSizeWithFlags`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
+pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
     min_grid: *mut c_int,
     block: *mut c_int,
     hfunc: CUfunction,
@@ -784,7 +784,7 @@ pub extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags(
 
 /// `cuOccupancyAvailableDynamicSMemPerBlock`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
+pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
     bytes: *mut usize,
     hfunc: CUfunction,
     blocks: c_int,

@@ -195,7 +195,7 @@ fn get_proc(
 /// `cuGetProcAddress_v2`. The per-thread-default-stream flag is accepted and answered
 /// with the same functions (see docs/softcuda.md).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetProcAddress_v2(
+pub unsafe extern "C" fn cuGetProcAddress_v2(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
@@ -225,11 +225,12 @@ pub extern "C" fn cuGetProcAddress_v2(
 
 /// `cuGetProcAddress` (the CUDA 11.3 form, without the status).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetProcAddress(
+pub unsafe extern "C" fn cuGetProcAddress(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
     flags: u64,
 ) -> CUresult {
-    cuGetProcAddress_v2(symbol, pfn, version, flags, core::ptr::null_mut())
+    // SAFETY: the same contract, passed on.
+    unsafe { cuGetProcAddress_v2(symbol, pfn, version, flags, core::ptr::null_mut()) }
 }

@@ -39,13 +39,13 @@ fn create_stream(ph: *mut CUstream, flags: c_uint, priority: c_int) -> R {
 
 /// `cuStreamCreate`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuStreamCreate(ph: *mut CUstream, flags: c_uint) -> CUresult {
     api!("cuStreamCreate", { create_stream(ph, flags, 0) })
 }
 
 /// `cuStreamCreateWithPriority`: priorities clamp to [-5, 0], as the driver does.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamCreateWithPriority(
+pub unsafe extern "C" fn cuStreamCreateWithPriority(
     ph: *mut CUstream,
     flags: c_uint,
     priority: c_int,
@@ -57,7 +57,7 @@ pub extern "C" fn cuStreamCreateWithPriority(
 
 /// `cuStreamDestroy_v2`: returns at once; queued work still completes.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
     api!("cuStreamDestroy", {
         let id = state::id_of(Kind::Stream, h).ok_or(code::INVALID_HANDLE)?;
         let mut s = state::state();
@@ -75,7 +75,7 @@ fn default_stream(h: CUstream) -> bool {
 
 /// `cuStreamSynchronize`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
     api!("cuStreamSynchronize", {
         let ctx = state::current_ctx(&state::state())?;
         if default_stream(h) {
@@ -87,7 +87,7 @@ pub extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
 
 /// `cuStreamQuery`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
     api!("cuStreamQuery", {
         state::current_ctx(&state::state())?;
         if default_stream(h) {
@@ -99,7 +99,7 @@ pub extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
 
 /// `cuStreamGetFlags`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamGetFlags(h: CUstream, flags: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetFlags(h: CUstream, flags: *mut c_uint) -> CUresult {
     api!("cuStreamGetFlags", {
         state::current_ctx(&state::state())?;
         let f = if default_stream(h) {
@@ -113,7 +113,7 @@ pub extern "C" fn cuStreamGetFlags(h: CUstream, flags: *mut c_uint) -> CUresult 
 
 /// `cuStreamGetPriority`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamGetPriority(h: CUstream, priority: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetPriority(h: CUstream, priority: *mut c_int) -> CUresult {
     api!("cuStreamGetPriority", {
         state::current_ctx(&state::state())?;
         let p = if default_stream(h) {
@@ -127,7 +127,7 @@ pub extern "C" fn cuStreamGetPriority(h: CUstream, priority: *mut c_int) -> CUre
 
 /// `cuStreamGetCtx`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamGetCtx(h: CUstream, pctx: *mut CUcontext) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetCtx(h: CUstream, pctx: *mut CUcontext) -> CUresult {
     api!("cuStreamGetCtx", {
         let ctx = state::current_ctx(&state::state())?;
         let c = if default_stream(h) {
@@ -141,7 +141,7 @@ pub extern "C" fn cuStreamGetCtx(h: CUstream, pctx: *mut CUcontext) -> CUresult 
 
 /// `cuStreamWaitEvent`: later work on `h` waits for the event's last record.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamWaitEvent(h: CUstream, ev: CUevent, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuStreamWaitEvent(h: CUstream, ev: CUevent, flags: c_uint) -> CUresult {
     api!("cuStreamWaitEvent", {
         if flags & !0x1 != 0 {
             return Err(code::INVALID_VALUE);
@@ -160,7 +160,7 @@ unsafe impl Send for UserData {}
 
 /// `cuLaunchHostFunc`: `f(data)` runs in stream order. A panic inside it is caught.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuLaunchHostFunc(h: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+pub unsafe extern "C" fn cuLaunchHostFunc(h: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
     api!("cuLaunchHostFunc", {
         let f = f.ok_or(code::INVALID_VALUE)?;
         let ctx = state::current_ctx(&state::state())?;
@@ -186,7 +186,7 @@ unsafe impl Send for Handle {}
 
 /// `cuStreamAddCallback`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamAddCallback(
+pub unsafe extern "C" fn cuStreamAddCallback(
     h: CUstream,
     cb: CUstreamCallback,
     data: *mut c_void,
@@ -214,7 +214,7 @@ pub extern "C" fn cuStreamAddCallback(
 
 /// `cuEventCreate`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUresult {
     api!("cuEventCreate", {
         // DEFAULT, BLOCKING_SYNC, DISABLE_TIMING; INTERPROCESS needs DISABLE_TIMING.
         if ph.is_null()
@@ -233,7 +233,7 @@ pub extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUresult {
 
 /// `cuEventDestroy_v2`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventDestroy_v2(h: CUevent) -> CUresult {
+pub unsafe extern "C" fn cuEventDestroy_v2(h: CUevent) -> CUresult {
     api!("cuEventDestroy", {
         let id = state::id_of(Kind::Event, h).ok_or(code::INVALID_HANDLE)?;
         let mut s = state::state();
@@ -244,7 +244,7 @@ pub extern "C" fn cuEventDestroy_v2(h: CUevent) -> CUresult {
 
 /// `cuEventRecord`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult {
+pub unsafe extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult {
     api!("cuEventRecord", {
         let ctx = state::current_ctx(&state::state())?;
         event_of(h)?.record(ctx, stream)
@@ -253,7 +253,7 @@ pub extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult {
 
 /// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_EXTERNAL` is for graphs only.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventRecordWithFlags(h: CUevent, stream: CUstream, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuEventRecordWithFlags(h: CUevent, stream: CUstream, flags: c_uint) -> CUresult {
     api!("cuEventRecordWithFlags", {
         if flags != 0 {
             return Err(code::INVALID_VALUE);
@@ -265,7 +265,7 @@ pub extern "C" fn cuEventRecordWithFlags(h: CUevent, stream: CUstream, flags: c_
 
 /// `cuEventQuery`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
+pub unsafe extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
     api!("cuEventQuery", {
         state::require_init(&state::state())?;
         event_of(h)?.query()
@@ -274,7 +274,7 @@ pub extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
 
 /// `cuEventSynchronize`.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
+pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
     api!("cuEventSynchronize", {
         state::require_init(&state::state())?;
         event_of(h)?.synchronize()
@@ -283,7 +283,7 @@ pub extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
 
 /// `cuEventElapsedTime`: milliseconds of host time between the two records.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: CUevent, end: CUevent) -> CUresult {
+pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: CUevent, end: CUevent) -> CUresult {
     api!("cuEventElapsedTime", {
         state::require_init(&state::state())?;
         let (a, b) = (event_of(start)?, event_of(end)?);
