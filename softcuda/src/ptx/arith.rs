@@ -440,6 +440,132 @@ pub(crate) fn fma(f64: bool, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u6
     }
 }
 
+/// Error-free sum: `s + e == a + b` exactly, `s` rounded to nearest.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// The value a finite result that overflowed takes under a directed rounding.
+fn overflow_dir(negative: bool, rnd: Rnd, max: f64) -> f64 {
+    let to_inf = match rnd {
+        Rnd::Rm => negative,
+        Rnd::Rp => !negative,
+        Rnd::Rz => false,
+        _ => true,
+    };
+    let mag = if to_inf { f64::INFINITY } else { max };
+    if negative { -mag } else { mag }
+}
+
+/// Rounds the exact value `s + e` (`s` its f64 rounding) to f32 in direction `rnd`.
+fn round32_dir(s: f64, e: f64, rnd: Rnd) -> f32 {
+    let r = s as f32;
+    if !s.is_finite() {
+        return r;
+    }
+    if r.is_infinite() {
+        return overflow_dir(s < 0.0, rnd, f64::from(f32::MAX)) as f32;
+    }
+    let rv = f64::from(r);
+    let (above, below) = if rv != s {
+        (rv > s, rv < s)
+    } else {
+        (e < 0.0, e > 0.0)
+    };
+    match rnd {
+        Rnd::Rz if rv > 0.0 && above => r.next_down(),
+        Rnd::Rz if rv < 0.0 && below => r.next_up(),
+        Rnd::Rm if above => r.next_down(),
+        Rnd::Rp if below => r.next_up(),
+        _ => r,
+    }
+}
+
+/// `add`, `sub`, `mul` with `.rz`, `.rm` or `.rp` (exact: error-free transformations).
+pub(crate) fn float_dir(op: FOp, f64: bool, ftz: bool, sat: bool, rnd: Rnd, a: u64, b: u64) -> u64 {
+    if f64 {
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        let (s, e) = match op {
+            FOp::Add => two_sum(x, y),
+            FOp::Sub => two_sum(x, -y),
+            _ => {
+                let p = x * y;
+                (p, x.mul_add(y, -p))
+            }
+        };
+        let r = if s.is_nan() {
+            s
+        } else if s.is_infinite() {
+            if x.is_finite() && y.is_finite() {
+                overflow_dir(s < 0.0, rnd, f64::MAX)
+            } else {
+                s
+            }
+        } else {
+            match rnd {
+                Rnd::Rz if s > 0.0 && e < 0.0 => s.next_down(),
+                Rnd::Rz if s < 0.0 && e > 0.0 => s.next_up(),
+                Rnd::Rm if e < 0.0 => s.next_down(),
+                Rnd::Rp if e > 0.0 => s.next_up(),
+                _ => s,
+            }
+        };
+        out64(r, sat)
+    } else {
+        let f = |v: u64| {
+            let x = f32::from_bits(v as u32);
+            f64::from(if ftz { ftz32(x) } else { x })
+        };
+        let (x, y) = (f(a), f(b));
+        // Sums and products of two f32 are exact in f64 except for far-apart sums.
+        let (s, e) = match op {
+            FOp::Add => two_sum(x, y),
+            FOp::Sub => two_sum(x, -y),
+            _ => (x * y, 0.0),
+        };
+        out32(round32_dir(s, e, rnd), ftz, sat)
+    }
+}
+
+/// `fma.rz/rm/rp.f32`: the product is exact in f64, the sum error-free.
+pub(crate) fn fma32_dir(ftz: bool, sat: bool, rnd: Rnd, a: u64, b: u64, c: u64) -> u64 {
+    let f = |v: u64| {
+        let x = f32::from_bits(v as u32);
+        f64::from(if ftz { ftz32(x) } else { x })
+    };
+    let (s, e) = two_sum(f(a) * f(b), f(c));
+    out32(round32_dir(s, e, rnd), ftz, sat)
+}
+
+/// `mad{c}.{lo,hi}{.cc}`: low or high half of a * b, plus c, plus the carry flag if
+/// `cin`; sets the carry flag from the addition if `cout`.
+pub(crate) fn mad_cc(
+    hi: bool,
+    cin: bool,
+    cout: bool,
+    ty: IntTy,
+    a: u64,
+    b: u64,
+    c: u64,
+    carry: &mut bool,
+) -> u64 {
+    let bits = u32::from(ty.bits);
+    let m = mask(bits);
+    let prod = ival(a, ty).wrapping_mul(ival(b, ty));
+    let half = if hi {
+        ((prod >> bits) as u64) & m
+    } else {
+        (prod as u64) & m
+    };
+    let sum = u128::from(half) + u128::from(c & m) + u128::from(cin && *carry);
+    if cout {
+        *carry = sum > u128::from(m);
+    }
+    (sum as u64) & m
+}
+
 /// `testp`.
 pub(crate) fn testp(t: TestP, f64: bool, a: u64) -> bool {
     let x = if f64 {
@@ -1038,6 +1164,110 @@ mod tests {
             cvt(Ty::F32, Ty::F32, Rnd::Rmi, false, false, 32, f(-1.5)),
             f(-2.0)
         );
+    }
+
+    #[test]
+    fn directed_rounding() {
+        let f = |x: f32| u64::from(x.to_bits());
+        let g = |v: u64| f32::from_bits(v as u32);
+        let one = f(1.0);
+        let tiny = f(2f32.powi(-30));
+        assert_eq!(
+            g(float_dir(FOp::Add, false, false, false, Rnd::Rp, one, tiny)),
+            1.0f32.next_up()
+        );
+        assert_eq!(
+            g(float_dir(FOp::Add, false, false, false, Rnd::Rz, one, tiny)),
+            1.0
+        );
+        assert_eq!(
+            g(float_dir(FOp::Sub, false, false, false, Rnd::Rm, one, tiny)),
+            1.0f32.next_down()
+        );
+        assert_eq!(
+            g(float_dir(FOp::Sub, false, false, false, Rnd::Rz, one, tiny)),
+            1.0f32.next_down()
+        );
+        assert_eq!(
+            g(float_dir(
+                FOp::Mul,
+                false,
+                false,
+                false,
+                Rnd::Rz,
+                f(f32::MAX),
+                f(2.0)
+            )),
+            f32::MAX
+        );
+        assert_eq!(
+            g(fma32_dir(
+                false,
+                false,
+                Rnd::Rm,
+                one,
+                one,
+                f(-(2f32.powi(-40)))
+            )),
+            1.0f32.next_down()
+        );
+        assert_eq!(
+            g(fma32_dir(
+                false,
+                false,
+                Rnd::Rp,
+                one,
+                one,
+                f(2f32.powi(-40))
+            )),
+            1.0f32.next_up()
+        );
+        let d = |x: f64| x.to_bits();
+        let t = 2f64.powi(-60);
+        assert_eq!(
+            f64::from_bits(float_dir(
+                FOp::Add,
+                true,
+                false,
+                false,
+                Rnd::Rp,
+                d(1.0),
+                d(t)
+            )),
+            1.0f64.next_up()
+        );
+        assert_eq!(
+            f64::from_bits(float_dir(
+                FOp::Add,
+                true,
+                false,
+                false,
+                Rnd::Rm,
+                d(-1.0),
+                d(-t)
+            )),
+            (-1.0f64).next_down()
+        );
+        assert_eq!(
+            f64::from_bits(float_dir(
+                FOp::Mul,
+                true,
+                false,
+                false,
+                Rnd::Rz,
+                d(1.0 + t * 2f64.powi(10)),
+                d(1.0 - t * 2f64.powi(10))
+            )),
+            1.0f64.next_down()
+        );
+        let mut c = false;
+        let u = IntTy {
+            bits: 32,
+            signed: false,
+        };
+        assert_eq!(mad_cc(false, false, true, u, 0x8000_0000, 2, 5, &mut c), 5);
+        assert!(c);
+        assert_eq!(mad_cc(true, true, false, u, 0x8000_0000, 2, 5, &mut c), 7);
     }
 
     #[test]
