@@ -1128,26 +1128,12 @@ impl Fcx<'_> {
                 let ty = m.ty()?;
                 let o = self.operands(i, 3)?;
                 if ty.is_float() {
-                    let f64 = self.float_ty(ty, opc)?;
-                    self.float_rn(m)?;
-                    let (ftz, sat) = (m.has("ftz"), m.has("sat"));
-                    let op = if mn == "add" {
-                        FOp::Add
-                    } else if mn == "sub" {
-                        FOp::Sub
-                    } else {
-                        return Err(format!("Illegal type in '{opc}'"));
+                    let op = match mn {
+                        "add" => FOp::Add,
+                        "sub" => FOp::Sub,
+                        _ => return Err(format!("Illegal type in '{opc}'")),
                     };
-                    let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], ty)?, self.src(&o[2], ty)?);
-                    Op::Float {
-                        op,
-                        f64,
-                        ftz,
-                        sat,
-                        d,
-                        a,
-                        b,
-                    }
+                    self.float2(op, ty, m, o)?
                 } else {
                     let cc = m.has("cc");
                     let sat = m.has("sat");
@@ -1173,19 +1159,7 @@ impl Fcx<'_> {
                 let ty = m.ty()?;
                 let o = self.operands(i, 3)?;
                 if ty.is_float() {
-                    let f64 = self.float_ty(ty, opc)?;
-                    self.float_rn(m)?;
-                    let (ftz, sat) = (m.has("ftz"), m.has("sat"));
-                    let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], ty)?, self.src(&o[2], ty)?);
-                    Op::Float {
-                        op: FOp::Mul,
-                        f64,
-                        ftz,
-                        sat,
-                        d,
-                        a,
-                        b,
-                    }
+                    self.float2(FOp::Mul, ty, m, o)?
                 } else {
                     let op = match m.one_of(&["lo", "hi", "wide"]) {
                         Some("hi") => IntOp::MulHi,
@@ -1217,7 +1191,7 @@ impl Fcx<'_> {
                         return Err(format!("Illegal type in '{opc}'"));
                     }
                     let f64 = self.float_ty(ty, opc)?;
-                    self.float_rn(m)?;
+                    let rnd = self.float_rnd(m);
                     let (ftz, sat) = (m.has("ftz"), m.has("sat"));
                     let (d, a, b, c) = (
                         self.dst(&o[0])?,
@@ -1225,18 +1199,38 @@ impl Fcx<'_> {
                         self.src(&o[2], ty)?,
                         self.src(&o[3], ty)?,
                     );
-                    Op::Fma {
-                        f64,
-                        ftz,
-                        sat,
-                        d,
-                        a,
-                        b,
-                        c,
+                    match (rnd, f64) {
+                        (Rnd::Rn, _) => Op::Fma {
+                            f64,
+                            ftz,
+                            sat,
+                            d,
+                            a,
+                            b,
+                            c,
+                        },
+                        (_, false) => Op::Fma32Dir {
+                            ftz,
+                            sat,
+                            rnd,
+                            d,
+                            a,
+                            b,
+                            c,
+                        },
+                        (_, true) => {
+                            return Err(format!(
+                                "Unsupported rounding modifier in instruction '{opc}'"
+                            ));
+                        }
                     }
                 } else {
                     if mn == "fma" {
                         return Err(format!("Illegal type in '{opc}'"));
+                    }
+                    if mn == "mad" && m.has("cc") {
+                        let hi = m.one_of(&["lo", "hi"]) == Some("hi");
+                        return self.mad_cc(hi, false, true, ty, o);
                     }
                     let op = match (mn, m.one_of(&["lo", "hi", "wide"])) {
                         ("mad24", Some("lo") | None) => Int3Op::Mad24Lo,
@@ -1266,6 +1260,17 @@ impl Fcx<'_> {
                         c,
                     }
                 }
+            }
+            "madc" => {
+                let hi = match m.one_of(&["lo", "hi"]) {
+                    Some("hi") => true,
+                    Some(_) => false,
+                    None => return Err(format!("Missing .lo or .hi in '{opc}'")),
+                };
+                let cout = m.has("cc");
+                let ty = m.ty()?;
+                let o = self.operands(i, 4)?;
+                self.mad_cc(hi, true, cout, ty, o)?
             }
             "div" => {
                 let ty = m.ty()?;
@@ -1438,7 +1443,10 @@ impl Fcx<'_> {
                 self.int_op(op, ty, o)?
             }
             "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" => {
-                let ty = self.int_only(m, opc)?;
+                let ty = m.ty()?;
+                if !ty.is_int() && !(ty == Ty::Pred && mn == "not") {
+                    return Err(format!("Illegal type in '{opc}'"));
+                }
                 let op = match mn {
                     "not" => IntUnOp::Not,
                     "cnot" => IntUnOp::Cnot,
@@ -1864,15 +1872,74 @@ impl Fcx<'_> {
         })
     }
 
-    /// `.rn` (or nothing) is the only rounding arithmetic supports.
-    fn float_rn(&mut self, m: &mut Mods) -> Result<(), String> {
+    /// The rounding modifier of float arithmetic (`.rn` when none is given).
+    fn float_rnd(&mut self, m: &mut Mods) -> Rnd {
         match m.one_of(&["rn", "rz", "rm", "rp"]) {
-            Some("rn") | None => Ok(()),
-            Some(r) => Err(format!(
-                "Unsupported modifier '.{r}' in instruction '{}'",
-                m.opcode
-            )),
+            Some("rz") => Rnd::Rz,
+            Some("rm") => Rnd::Rm,
+            Some("rp") => Rnd::Rp,
+            _ => Rnd::Rn,
         }
+    }
+
+    /// `add`, `sub`, `mul` of floats, with any rounding.
+    fn float2(&mut self, op: FOp, ty: Ty, m: &mut Mods, o: &[Operand]) -> Result<Op, String> {
+        let f64 = self.float_ty(ty, m.opcode)?;
+        let rnd = self.float_rnd(m);
+        let (ftz, sat) = (m.has("ftz"), m.has("sat"));
+        let (d, a, b) = (self.dst(&o[0])?, self.src(&o[1], ty)?, self.src(&o[2], ty)?);
+        Ok(if rnd == Rnd::Rn {
+            Op::Float {
+                op,
+                f64,
+                ftz,
+                sat,
+                d,
+                a,
+                b,
+            }
+        } else {
+            Op::FloatDir {
+                op,
+                f64,
+                ftz,
+                sat,
+                rnd,
+                d,
+                a,
+                b,
+            }
+        })
+    }
+
+    /// `mad.cc` and `madc`.
+    fn mad_cc(
+        &mut self,
+        hi: bool,
+        cin: bool,
+        cout: bool,
+        ty: Ty,
+        o: &[Operand],
+    ) -> Result<Op, String> {
+        if !matches!(ty, Ty::U32 | Ty::S32 | Ty::U64 | Ty::S64) {
+            return Err("Illegal type in mad.cc / madc".into());
+        }
+        let (d, a, b, c) = (
+            self.dst(&o[0])?,
+            self.src(&o[1], ty)?,
+            self.src(&o[2], ty)?,
+            self.src(&o[3], ty)?,
+        );
+        Ok(Op::MadCc {
+            hi,
+            cin,
+            cout,
+            ty: int_ty(ty),
+            d,
+            a,
+            b,
+            c,
+        })
     }
 
     /// Whether a float type is f64 (f32 otherwise); f16 arithmetic is refused.

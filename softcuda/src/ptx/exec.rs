@@ -924,6 +924,41 @@ fn run_thread(
                 b,
                 c,
             } => r!(d) = arith::fma(f64, ftz, sat, r!(a), r!(b), r!(c)),
+            &Op::FloatDir {
+                op,
+                f64,
+                ftz,
+                sat,
+                rnd,
+                d,
+                a,
+                b,
+            } => {
+                r!(d) = arith::float_dir(op, f64, ftz, sat, rnd, r!(a), r!(b));
+            }
+            &Op::Fma32Dir {
+                ftz,
+                sat,
+                rnd,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                r!(d) = arith::fma32_dir(ftz, sat, rnd, r!(a), r!(b), r!(c));
+            }
+            &Op::MadCc {
+                hi,
+                cin,
+                cout,
+                ty,
+                d,
+                a,
+                b,
+                c,
+            } => {
+                r!(d) = arith::mad_cc(hi, cin, cout, ty, r!(a), r!(b), r!(c), &mut t.carry);
+            }
             &Op::Testp { t: tp, f64, d, a } => r!(d) = u64::from(arith::testp(tp, f64, r!(a))),
             &Op::Setp {
                 cmp,

@@ -472,11 +472,37 @@ pub(crate) enum Op {
         c: Reg,
     },
     /// `add`/`sub`/`mul` (f32, f64) with a directed rounding `.rz`, `.rm`, `.rp`.
-    FloatDir { op: FOp, f64: bool, ftz: bool, sat: bool, rnd: Rnd, d: Reg, a: Reg, b: Reg },
+    FloatDir {
+        op: FOp,
+        f64: bool,
+        ftz: bool,
+        sat: bool,
+        rnd: Rnd,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// `fma.{rz,rm,rp}.f32`.
-    Fma32Dir { ftz: bool, sat: bool, rnd: Rnd, d: Reg, a: Reg, b: Reg, c: Reg },
+    Fma32Dir {
+        ftz: bool,
+        sat: bool,
+        rnd: Rnd,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
     /// `mad.{lo,hi}.cc` and `madc.{lo,hi}{.cc}`: uses (`cin`) and sets (`cout`) the carry.
-    MadCc { hi: bool, cin: bool, cout: bool, ty: IntTy, d: Reg, a: Reg, b: Reg, c: Reg },
+    MadCc {
+        hi: bool,
+        cin: bool,
+        cout: bool,
+        ty: IntTy,
+        d: Reg,
+        a: Reg,
+        b: Reg,
+        c: Reg,
+    },
     Testp {
         t: TestP,
         f64: bool,
