@@ -643,6 +643,16 @@ def main():
                     base.kind == ci.TypeKind.POINTER and name not in ("CUdeviceptr",)
                     and base.get_pointee().kind in (ci.TypeKind.ELABORATED, ci.TypeKind.RECORD)):
                 g.typedef(cur)
+    # Every other cuda.h typedef naming a record the crate declares (CUDA_MEMCPY2D for
+    # CUDA_MEMCPY2D_v2, ...), so the C spellings all exist.
+    for name, cur in list(g.typedefs.items()):
+        if in_cuda(cur) and name not in g.out_typedefs and name not in g.out_records:
+            u = cur.underlying_typedef_type
+            base = u.get_named_type() if u.kind == ci.TypeKind.ELABORATED else u
+            if base.kind == ci.TypeKind.TYPEDEF and base.get_declaration().spelling in g.out_typedefs:
+                g.typedef(cur)
+            elif base.kind == ci.TypeKind.RECORD and base.get_declaration().spelling in g.out_records:
+                g.typedef(cur)
     names = list(DEFINE_INTS) + list(DEFINE_PTRS)
     src = (INC12 / "cuda.h").read_text()
     for prefix in DEFINE_FLAGS.values():

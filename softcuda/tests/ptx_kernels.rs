@@ -882,6 +882,197 @@ fn warp_collectives_votes_and_block_count() {
     }
 }
 
+#[test]
+fn math_library_functions() {
+    let m = load("math_lib");
+    let mut x = floats(300, 15);
+    x.extend([0.0, -0.0, 1.0, -1.0, 0.5, 88.0, -87.0, 1e-20, 3.14159]);
+    let n = x.len();
+    let xd: Vec<f64> = x.iter().map(|&v| f64::from(v) * 1.000_000_1).collect();
+    let dev = Dev::new();
+    let (dx, dxd) = (dev.alloc(&x), dev.alloc(&xd));
+    let (of, od) = (dev.zeros::<f32>(8 * n), dev.zeros::<f64>(8 * n));
+    run(
+        &dev,
+        &m,
+        "math_f32",
+        grid1(n, 64),
+        &[A::P(dx), A::P(of), A::I(n as i32)],
+    );
+    run(
+        &dev,
+        &m,
+        "math_f64",
+        grid1(n, 64),
+        &[A::P(dxd), A::P(od), A::I(n as i32)],
+    );
+    let f: Vec<f32> = dev.read(of, 8 * n);
+    let d: Vec<f64> = dev.read(od, 8 * n);
+    let erf = |v: f64| {
+        // Abramowitz-Stegun 7.1.26 is too coarse; integrate instead (Simpson, 2000 steps).
+        let h = v / 2000.0;
+        let g = |t: f64| (-t * t).exp();
+        let s: f64 = (0..=2000)
+            .map(|k| {
+                let w = if k == 0 || k == 2000 {
+                    1.0
+                } else if k % 2 == 1 {
+                    4.0
+                } else {
+                    2.0
+                };
+                w * g(k as f64 * h)
+            })
+            .sum();
+        s * h / 3.0 * 2.0 / std::f64::consts::PI.sqrt()
+    };
+    for i in 0..n {
+        let v = f64::from(x[i]);
+        let want32 = [
+            v.exp(),
+            (v.abs() + 1e-3f32 as f64).ln(),
+            v.abs().powf(1.7f32 as f64),
+            v.tanh(),
+            v.cos(),
+            v.atan2(0.3f32 as f64),
+            erf(v),
+            v.cbrt(),
+        ];
+        for (j, w) in want32.iter().enumerate() {
+            let got = f64::from(f[8 * i + j]);
+            let tol = 4.0 * f64::from(f32::EPSILON) * w.abs() + 1e-37;
+            let tol = if j == 4 { tol + 1e-7 } else { tol };
+            assert!(
+                (got - w).abs() <= tol || (w.is_infinite() && got == *w),
+                "f32 function {j} of {v}: {got} vs {w}"
+            );
+        }
+        let v = xd[i];
+        let want64 = [
+            v.exp(),
+            (v.abs() + 1e-3).ln(),
+            v.abs().powf(1.7),
+            v.tanh(),
+            v.sin(),
+            v.cos(),
+            v.atan2(0.3),
+            v % 0.7,
+        ];
+        for (j, w) in want64.iter().enumerate() {
+            let got = d[8 * i + j];
+            let tol =
+                4.0 * f64::EPSILON * w.abs() + if matches!(j, 4 | 5) { 1e-16 } else { 1e-300 };
+            assert!(
+                (got - w).abs() <= tol,
+                "f64 function {j} of {v}: {got} vs {w}"
+            );
+        }
+    }
+}
+
+#[test]
+fn global_atomics_of_every_kind() {
+    let m = load("atomics");
+    let dev = Dev::new();
+    let ip = dev.alloc(&[0i32, 0, i32::MIN, i32::MAX, 0, 0]);
+    let up = dev.alloc(&[0xffff_ffffu32, 0, 0, 0, 0]);
+    let lp = dev.alloc(&[0u64, 0]);
+    let fp = dev.alloc(&[0.0f32, 1.0]);
+    let dp = dev.alloc(&[0.0f64]);
+    let (blocks, threads) = (5u32, 96u32);
+    let total = (blocks * threads) as i64;
+    run(
+        &dev,
+        &m,
+        "atomics",
+        cfg([blocks, 1, 1], [threads, 1, 1]),
+        &[A::P(ip), A::P(up), A::P(lp), A::P(fp), A::P(dp)],
+    );
+    let i: Vec<i32> = dev.read(ip, 6);
+    assert_eq!(i[0] as i64, total * (total - 1) / 2);
+    assert_eq!(i[1] as i64, -2 * total);
+    assert_eq!(
+        i[2],
+        (0..total).map(|t| t % 1000 - 300).max().unwrap() as i32
+    );
+    assert_eq!(i[3], (500 - (total - 1)) as i32);
+    assert_eq!(i[4], 42);
+    assert!(
+        (1..=total as i32).contains(&i[5]),
+        "the first CAS wins: {}",
+        i[5]
+    );
+    let u: Vec<u32> = dev.read(up, 5);
+    assert_eq!(u[0], 0x8000_0000);
+    assert_eq!(u[1], 0x7fff_ffff);
+    let xor = (0..total).fold(0u32, |a, t| a ^ (1 << (t & 7)));
+    assert_eq!(u[2], xor);
+    let (mut inc, mut dec) = (0u32, 0u32);
+    for _ in 0..total {
+        inc = if inc >= 9 { 0 } else { inc + 1 };
+        dec = if dec == 0 || dec > 9 { 9 } else { dec - 1 };
+    }
+    assert_eq!((u[3], u[4]), (inc, dec));
+    let l: Vec<u64> = dev.read(lp, 2);
+    assert_eq!(l[0], (total as u64) << 33);
+    assert_eq!(l[1], (total as u64 - 1) * 1_000_000_007);
+    let f: Vec<f32> = dev.read(fp, 2);
+    assert_eq!(f[0], total as f32 * 0.5);
+    let mut prod = 1.0f32;
+    for _ in 0..total {
+        prod *= 1.0001;
+    }
+    assert_eq!(f[1], prod, "CAS loop");
+    assert_eq!(dev.read::<f64>(dp, 1)[0], total as f64 * 0.25);
+}
+
+#[test]
+fn recursion_and_switch() {
+    let m = load("control_flow");
+    let dev = Dev::new();
+    let out = dev.zeros::<i32>(64);
+    run(
+        &dev,
+        &m,
+        "recursion",
+        cfg([1, 1, 1], [64, 1, 1]),
+        &[A::P(out)],
+    );
+    let fib = |n: i32| (0..n).fold((0, 1), |(a, b), _| (b, a + b)).0;
+    assert_eq!(
+        dev.read::<i32>(out, 64),
+        (0..64).map(|t| fib(t % 16)).collect::<Vec<_>>()
+    );
+
+    let input: Vec<i32> = (0..100).map(|i| i * 37 - 1000).collect();
+    let (din, dout) = (dev.alloc(&input), dev.zeros::<i32>(100));
+    run(
+        &dev,
+        &m,
+        "switchy",
+        cfg([1, 1, 1], [100, 1, 1]),
+        &[A::P(din), A::P(dout)],
+    );
+    let expect: Vec<i32> = input
+        .iter()
+        .map(|&v| match v & 15 {
+            0 => 5,
+            1 => v * 3,
+            2 => v ^ 7,
+            3 => -v,
+            4 => v << 2,
+            5 => v >> 1,
+            6 => 99,
+            7 => v % 5,
+            8 => 1,
+            9 => 2,
+            10 => 3,
+            _ => 4,
+        })
+        .collect();
+    assert_eq!(dev.read::<i32>(dout, 100), expect);
+}
+
 // ---------------------------------------------------------------- errors and layout
 
 #[test]

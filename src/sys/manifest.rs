@@ -933,14 +933,29 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_ARRAY3D_DESCRIPTOR_v2>(),
         ),
         (
+            "CUDA_ARRAY_DESCRIPTOR",
+            size_of::<CUDA_ARRAY_DESCRIPTOR>(),
+            align_of::<CUDA_ARRAY_DESCRIPTOR>(),
+        ),
+        (
             "CUDA_ARRAY_DESCRIPTOR_v2",
             size_of::<CUDA_ARRAY_DESCRIPTOR_v2>(),
             align_of::<CUDA_ARRAY_DESCRIPTOR_v2>(),
         ),
         (
+            "CUDA_ARRAY_MEMORY_REQUIREMENTS",
+            size_of::<CUDA_ARRAY_MEMORY_REQUIREMENTS>(),
+            align_of::<CUDA_ARRAY_MEMORY_REQUIREMENTS>(),
+        ),
+        (
             "CUDA_ARRAY_MEMORY_REQUIREMENTS_v1",
             size_of::<CUDA_ARRAY_MEMORY_REQUIREMENTS_v1>(),
             align_of::<CUDA_ARRAY_MEMORY_REQUIREMENTS_v1>(),
+        ),
+        (
+            "CUDA_ARRAY_SPARSE_PROPERTIES",
+            size_of::<CUDA_ARRAY_SPARSE_PROPERTIES>(),
+            align_of::<CUDA_ARRAY_SPARSE_PROPERTIES>(),
         ),
         (
             "CUDA_ARRAY_SPARSE_PROPERTIES_v1",
@@ -978,9 +993,19 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_EVENT_WAIT_NODE_PARAMS>(),
         ),
         (
+            "CUDA_EXTERNAL_MEMORY_BUFFER_DESC",
+            size_of::<CUDA_EXTERNAL_MEMORY_BUFFER_DESC>(),
+            align_of::<CUDA_EXTERNAL_MEMORY_BUFFER_DESC>(),
+        ),
+        (
             "CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1",
             size_of::<CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1>(),
             align_of::<CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1>(),
+        ),
+        (
+            "CUDA_EXTERNAL_MEMORY_HANDLE_DESC",
+            size_of::<CUDA_EXTERNAL_MEMORY_HANDLE_DESC>(),
+            align_of::<CUDA_EXTERNAL_MEMORY_HANDLE_DESC>(),
         ),
         (
             "CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1",
@@ -988,9 +1013,19 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1>(),
         ),
         (
+            "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC",
+            size_of::<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC>(),
+            align_of::<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC>(),
+        ),
+        (
             "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1",
             size_of::<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1>(),
             align_of::<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1>(),
+        ),
+        (
+            "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC",
+            size_of::<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC>(),
+            align_of::<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC>(),
         ),
         (
             "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1",
@@ -1018,6 +1053,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1>(),
         ),
         (
+            "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS",
+            size_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS>(),
+            align_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS>(),
+        ),
+        (
             "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1",
             size_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1>(),
             align_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1>(),
@@ -1026,6 +1066,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2",
             size_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2>(),
             align_of::<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2>(),
+        ),
+        (
+            "CUDA_EXT_SEM_WAIT_NODE_PARAMS",
+            size_of::<CUDA_EXT_SEM_WAIT_NODE_PARAMS>(),
+            align_of::<CUDA_EXT_SEM_WAIT_NODE_PARAMS>(),
         ),
         (
             "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1",
@@ -1043,6 +1088,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_GRAPH_INSTANTIATE_PARAMS>(),
         ),
         (
+            "CUDA_HOST_NODE_PARAMS",
+            size_of::<CUDA_HOST_NODE_PARAMS>(),
+            align_of::<CUDA_HOST_NODE_PARAMS>(),
+        ),
+        (
             "CUDA_HOST_NODE_PARAMS_v1",
             size_of::<CUDA_HOST_NODE_PARAMS_v1>(),
             align_of::<CUDA_HOST_NODE_PARAMS_v1>(),
@@ -1051,6 +1101,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "CUDA_HOST_NODE_PARAMS_v2",
             size_of::<CUDA_HOST_NODE_PARAMS_v2>(),
             align_of::<CUDA_HOST_NODE_PARAMS_v2>(),
+        ),
+        (
+            "CUDA_KERNEL_NODE_PARAMS",
+            size_of::<CUDA_KERNEL_NODE_PARAMS>(),
+            align_of::<CUDA_KERNEL_NODE_PARAMS>(),
         ),
         (
             "CUDA_KERNEL_NODE_PARAMS_v1",
@@ -1068,9 +1123,19 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_KERNEL_NODE_PARAMS_v3>(),
         ),
         (
+            "CUDA_LAUNCH_PARAMS",
+            size_of::<CUDA_LAUNCH_PARAMS>(),
+            align_of::<CUDA_LAUNCH_PARAMS>(),
+        ),
+        (
             "CUDA_LAUNCH_PARAMS_v1",
             size_of::<CUDA_LAUNCH_PARAMS_v1>(),
             align_of::<CUDA_LAUNCH_PARAMS_v1>(),
+        ),
+        (
+            "CUDA_MEMCPY2D",
+            size_of::<CUDA_MEMCPY2D>(),
+            align_of::<CUDA_MEMCPY2D>(),
         ),
         (
             "CUDA_MEMCPY2D_v2",
@@ -1083,9 +1148,19 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_MEMCPY3D>(),
         ),
         (
+            "CUDA_MEMCPY3D_BATCH_OP",
+            size_of::<CUDA_MEMCPY3D_BATCH_OP>(),
+            align_of::<CUDA_MEMCPY3D_BATCH_OP>(),
+        ),
+        (
             "CUDA_MEMCPY3D_BATCH_OP_v1",
             size_of::<CUDA_MEMCPY3D_BATCH_OP_v1>(),
             align_of::<CUDA_MEMCPY3D_BATCH_OP_v1>(),
+        ),
+        (
+            "CUDA_MEMCPY3D_PEER",
+            size_of::<CUDA_MEMCPY3D_PEER>(),
+            align_of::<CUDA_MEMCPY3D_PEER>(),
         ),
         (
             "CUDA_MEMCPY3D_PEER_v1",
@@ -1101,6 +1176,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "CUDA_MEMCPY_NODE_PARAMS",
             size_of::<CUDA_MEMCPY_NODE_PARAMS>(),
             align_of::<CUDA_MEMCPY_NODE_PARAMS>(),
+        ),
+        (
+            "CUDA_MEMSET_NODE_PARAMS",
+            size_of::<CUDA_MEMSET_NODE_PARAMS>(),
+            align_of::<CUDA_MEMSET_NODE_PARAMS>(),
         ),
         (
             "CUDA_MEMSET_NODE_PARAMS_v1",
@@ -1143,14 +1223,29 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum>(),
         ),
         (
+            "CUDA_RESOURCE_DESC",
+            size_of::<CUDA_RESOURCE_DESC>(),
+            align_of::<CUDA_RESOURCE_DESC>(),
+        ),
+        (
             "CUDA_RESOURCE_DESC_v1",
             size_of::<CUDA_RESOURCE_DESC_v1>(),
             align_of::<CUDA_RESOURCE_DESC_v1>(),
         ),
         (
+            "CUDA_RESOURCE_VIEW_DESC",
+            size_of::<CUDA_RESOURCE_VIEW_DESC>(),
+            align_of::<CUDA_RESOURCE_VIEW_DESC>(),
+        ),
+        (
             "CUDA_RESOURCE_VIEW_DESC_v1",
             size_of::<CUDA_RESOURCE_VIEW_DESC_v1>(),
             align_of::<CUDA_RESOURCE_VIEW_DESC_v1>(),
+        ),
+        (
+            "CUDA_TEXTURE_DESC",
+            size_of::<CUDA_TEXTURE_DESC>(),
+            align_of::<CUDA_TEXTURE_DESC>(),
         ),
         (
             "CUDA_TEXTURE_DESC_v1",
@@ -1198,6 +1293,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUaddress_mode_enum>(),
         ),
         ("CUarray", size_of::<CUarray>(), align_of::<CUarray>()),
+        (
+            "CUarrayMapInfo",
+            size_of::<CUarrayMapInfo>(),
+            align_of::<CUarrayMapInfo>(),
+        ),
         (
             "CUarrayMapInfo_v1",
             size_of::<CUarrayMapInfo_v1>(),
@@ -1415,6 +1515,7 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             size_of::<CUdeviceptr_v2>(),
             align_of::<CUdeviceptr_v2>(),
         ),
+        ("CUdevprop", size_of::<CUdevprop>(), align_of::<CUdevprop>()),
         (
             "CUdevprop_v1",
             size_of::<CUdevprop_v1>(),
@@ -1794,9 +1895,19 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
         ),
         ("CUhostFn", size_of::<CUhostFn>(), align_of::<CUhostFn>()),
         (
+            "CUipcEventHandle",
+            size_of::<CUipcEventHandle>(),
+            align_of::<CUipcEventHandle>(),
+        ),
+        (
             "CUipcEventHandle_v1",
             size_of::<CUipcEventHandle_v1>(),
             align_of::<CUipcEventHandle_v1>(),
+        ),
+        (
+            "CUipcMemHandle",
+            size_of::<CUipcMemHandle>(),
+            align_of::<CUipcMemHandle>(),
         ),
         (
             "CUipcMemHandle_v1",
@@ -1868,6 +1979,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "CUkernelNodeAttrID",
             size_of::<CUkernelNodeAttrID>(),
             align_of::<CUkernelNodeAttrID>(),
+        ),
+        (
+            "CUkernelNodeAttrValue",
+            size_of::<CUkernelNodeAttrValue>(),
+            align_of::<CUkernelNodeAttrValue>(),
         ),
         (
             "CUkernelNodeAttrValue_v1",
@@ -2012,6 +2128,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemAllocationHandleType_enum>(),
         ),
         (
+            "CUmemAllocationProp",
+            size_of::<CUmemAllocationProp>(),
+            align_of::<CUmemAllocationProp>(),
+        ),
+        (
             "CUmemAllocationProp_v1",
             size_of::<CUmemAllocationProp_v1>(),
             align_of::<CUmemAllocationProp_v1>(),
@@ -2112,6 +2233,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUmemPoolProps_v1>(),
         ),
         (
+            "CUmemPoolPtrExportData",
+            size_of::<CUmemPoolPtrExportData>(),
+            align_of::<CUmemPoolPtrExportData>(),
+        ),
+        (
             "CUmemPoolPtrExportData_v1",
             size_of::<CUmemPoolPtrExportData_v1>(),
             align_of::<CUmemPoolPtrExportData_v1>(),
@@ -2185,6 +2311,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "CUmemcpy3DOperand_v1",
             size_of::<CUmemcpy3DOperand_v1>(),
             align_of::<CUmemcpy3DOperand_v1>(),
+        ),
+        (
+            "CUmemcpyAttributes",
+            size_of::<CUmemcpyAttributes>(),
+            align_of::<CUmemcpyAttributes>(),
         ),
         (
             "CUmemcpyAttributes_v1",
@@ -2355,6 +2486,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstreamAttrID>(),
         ),
         (
+            "CUstreamAttrValue",
+            size_of::<CUstreamAttrValue>(),
+            align_of::<CUstreamAttrValue>(),
+        ),
+        (
             "CUstreamAttrValue_v1",
             size_of::<CUstreamAttrValue_v1>(),
             align_of::<CUstreamAttrValue_v1>(),
@@ -2455,6 +2591,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             align_of::<CUstream_flags_enum>(),
         ),
         (
+            "CUsurfObject",
+            size_of::<CUsurfObject>(),
+            align_of::<CUsurfObject>(),
+        ),
+        (
             "CUsurfObject_v1",
             size_of::<CUsurfObject_v1>(),
             align_of::<CUsurfObject_v1>(),
@@ -2534,6 +2675,11 @@ pub fn types() -> Vec<(&'static str, usize, usize)> {
             "enum CUtensorMapSwizzle_enum",
             size_of::<CUtensorMapSwizzle_enum>(),
             align_of::<CUtensorMapSwizzle_enum>(),
+        ),
+        (
+            "CUtexObject",
+            size_of::<CUtexObject>(),
+            align_of::<CUtexObject>(),
         ),
         (
             "CUtexObject_v1",
