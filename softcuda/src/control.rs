@@ -37,7 +37,16 @@ pub fn reset() {
 
 /// Replaces the devices and the reported version. Refused while any context exists.
 pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
-    state::configure(Config { version, devices })
+    let peer_links = state::config().peer_links;
+    state::configure(Config { version, devices, peer_links })
+}
+
+/// Sets the peer topology: `None` lets every distinct pair of devices access each
+/// other; `Some(links)` only the directed pairs listed. Refused while any context exists.
+pub fn set_peer_links(links: Option<Vec<(usize, usize)>>) -> Result<(), CUresult> {
+    let mut c = state::config();
+    c.peer_links = links;
+    state::configure(c)
 }
 
 /// The configuration in force.

@@ -52,6 +52,24 @@ pub struct Config {
     pub version: i32,
     /// The devices.
     pub devices: Vec<Profile>,
+    /// Peer links: which device can access which (`None`: every distinct pair).
+    pub peer_links: Option<Vec<(usize, usize)>>,
+}
+
+/// Parses `SOFTCUDA_P2P`: `all`, `none`, or directed links such as `0-1,1-0`.
+pub fn parse_links(spec: &str) -> Option<Option<Vec<(usize, usize)>>> {
+    match spec.trim() {
+        "all" => Some(None),
+        "none" | "" => Some(Some(Vec::new())),
+        list => list
+            .split(',')
+            .map(|l| {
+                let (a, b) = l.trim().split_once('-')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(Some),
+    }
 }
 
 impl Config {
@@ -64,7 +82,13 @@ impl Config {
             .ok()
             .and_then(|s| Profile::parse_list(&s))
             .unwrap_or_else(Profile::defaults);
-        Self { version, devices }
+        let peer_links = std::env::var("SOFTCUDA_P2P").ok().and_then(|s| parse_links(&s)).unwrap_or(None);
+        Self { version, devices, peer_links }
+    }
+
+    /// Whether device `a` can access device `b`'s memory.
+    pub fn peer(&self, a: usize, b: usize) -> bool {
+        a != b && self.peer_links.as_ref().is_none_or(|l| l.contains(&(a, b)))
     }
 }
 

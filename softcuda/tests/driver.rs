@@ -847,3 +847,34 @@ fn reset_frees_everything_and_uninitialises() {
     );
     }
 }
+
+#[test]
+fn the_peer_topology_is_configurable() {
+    let _g = serial();
+    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+    unsafe {
+        control::set_peer_links(Some(vec![(0, 1)])).unwrap();
+        let mut can = 9;
+        ok(cuDeviceCanAccessPeer(&mut can, 0, 1));
+        assert_eq!(can, 1);
+        ok(cuDeviceCanAccessPeer(&mut can, 1, 0));
+        assert_eq!(can, 0, "links are directed");
+        let mut v = 0;
+        assert_eq!(cuDeviceGetP2PAttribute(&mut v, 2, 1, 0), code::INVALID_DEVICE);
+        let (mut c0, mut c1) = (std::ptr::null_mut(), std::ptr::null_mut());
+        ok(cuCtxCreate_v2(&mut c1, 0, 1));
+        ok(cuCtxCreate_v2(&mut c0, 0, 0));
+        ok(cuCtxEnablePeerAccess(c1, 0));
+        assert_eq!(cuCtxEnablePeerAccess(c1, 0), code::PEER_ACCESS_ALREADY_ENABLED);
+        ok(cuCtxDisablePeerAccess(c1));
+        assert_eq!(cuCtxDisablePeerAccess(c1), code::PEER_ACCESS_NOT_ENABLED);
+        ok(cuCtxSetCurrent(c1));
+        assert_eq!(cuCtxEnablePeerAccess(c0, 0), code::INVALID_DEVICE, "no link from 1 to 0");
+        ok(cuCtxDestroy_v2(c0));
+        ok(cuCtxDestroy_v2(c1));
+        control::set_peer_links(None).unwrap();
+        ok(cuDeviceCanAccessPeer(&mut can, 1, 0));
+        assert_eq!(can, 1);
+    }
+    no_leaks();
+}

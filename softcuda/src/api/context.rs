@@ -411,7 +411,7 @@ pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -
         let mut s = state::state();
         let id = state::current_ctx(&s)?;
         let (a, b) = (s.context(id)?.device, s.context(peer)?.device);
-        if a == b {
+        if !s.config.peer(a, b) {
             return Err(code::INVALID_DEVICE);
         }
         let c = s.contexts.get_mut(&id).ok_or(code::INVALID_CONTEXT)?;

@@ -160,11 +160,11 @@ pub unsafe extern "C" fn cuDeviceGetByPCIBusId(dev: *mut CUdevice, id: *const c_
     })
 }
 
-/// Whether `a` can access `b`'s memory: in softcuda every device shares host memory,
-/// so any two distinct devices can.
-fn can_access(s: &State, a: CUdevice, b: CUdevice) -> R<bool> {
+/// Whether `a` can access `b`'s memory, per the configured peer links (by default
+/// every distinct pair: all devices share host memory).
+pub(crate) fn can_access(s: &State, a: CUdevice, b: CUdevice) -> R<bool> {
     let (a, b) = (device(s, a)?, device(s, b)?);
-    Ok(a != b)
+    Ok(s.config.peer(a, b))
 }
 
 /// `cuDeviceCanAccessPeer`.

@@ -1265,7 +1265,10 @@ mod tests {
             bits: 32,
             signed: false,
         };
-        assert_eq!(mad_cc(false, false, true, u, 0x8000_0000, 2, 5, &mut c), 5);
+        assert_eq!(
+            mad_cc(false, false, true, u, 0x8000_0001, 2, 0xffff_ffff, &mut c),
+            1
+        );
         assert!(c);
         assert_eq!(mad_cc(true, true, false, u, 0x8000_0000, 2, 5, &mut c), 7);
     }
