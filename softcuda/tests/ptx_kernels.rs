@@ -688,8 +688,8 @@ fn integer_and_bit_operations() {
         let expect = [
             if y != 0 { x.wrapping_div(y) } else { -1 },
             if y != 0 { x.wrapping_rem(y) } else { -1 },
-            if uy != 0 { (ux / uy) as i32 } else { -1 },
-            if uy != 0 { (ux % uy) as i32 } else { -1 },
+            ux.checked_div(uy).map_or(-1, |q| q as i32),
+            ux.checked_rem(uy).map_or(-1, |r| r as i32),
             x.min(y) ^ x.max(y),
             (ux.min(uy) as i32).wrapping_add(ux.max(uy) as i32),
             ux.count_ones() as i32 + 100 * x.leading_zeros() as i32,
@@ -886,7 +886,7 @@ fn warp_collectives_votes_and_block_count() {
 fn math_library_functions() {
     let m = load("math_lib");
     let mut x = floats(300, 15);
-    x.extend([0.0, -0.0, 1.0, -1.0, 0.5, 88.0, -87.0, 1e-20, 3.14159]);
+    x.extend([0.0, -0.0, 1.0, -1.0, 0.5, 88.0, -87.0, 1e-20, 3.0]);
     let n = x.len();
     let xd: Vec<f64> = x.iter().map(|&v| f64::from(v) * 1.000_000_1).collect();
     let dev = Dev::new();

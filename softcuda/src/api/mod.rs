@@ -27,6 +27,7 @@ pub mod memory;
 pub mod module;
 pub mod proc;
 pub mod stream;
+pub mod unimplemented;
 
 use crate::state::R;
 use crate::types::code;

@@ -6,7 +6,9 @@
 //! rounding the compiler accepts for arithmetic); `cvt` implements all four IEEE
 //! rounding directions and the integer roundings exactly.
 
-use super::ir::{AtomOp, Cmp, FOp, FUnOp, Int3Op, IntOp, IntTy, IntUnOp, ReduxOp, Rnd, TestP, Ty};
+use super::ir::{
+    AtomOp, CarryMode, Cmp, FOp, FUnOp, Int3Op, IntOp, IntTy, IntUnOp, ReduxOp, Rnd, TestP, Ty,
+};
 
 /// The low `bits` bits set.
 #[inline]
@@ -541,16 +543,8 @@ pub(crate) fn fma32_dir(ftz: bool, sat: bool, rnd: Rnd, a: u64, b: u64, c: u64) 
 
 /// `mad{c}.{lo,hi}{.cc}`: low or high half of a * b, plus c, plus the carry flag if
 /// `cin`; sets the carry flag from the addition if `cout`.
-pub(crate) fn mad_cc(
-    hi: bool,
-    cin: bool,
-    cout: bool,
-    ty: IntTy,
-    a: u64,
-    b: u64,
-    c: u64,
-    carry: &mut bool,
-) -> u64 {
+pub(crate) fn mad_cc(mode: CarryMode, ty: IntTy, a: u64, b: u64, c: u64, carry: &mut bool) -> u64 {
+    let CarryMode { hi, cin, cout } = mode;
     let bits = u32::from(ty.bits);
     let m = mask(bits);
     let prod = ival(a, ty).wrapping_mul(ival(b, ty));
@@ -1266,11 +1260,36 @@ mod tests {
             signed: false,
         };
         assert_eq!(
-            mad_cc(false, false, true, u, 0x8000_0001, 2, 0xffff_ffff, &mut c),
+            mad_cc(
+                CarryMode {
+                    hi: false,
+                    cin: false,
+                    cout: true
+                },
+                u,
+                0x8000_0001,
+                2,
+                0xffff_ffff,
+                &mut c
+            ),
             1
         );
         assert!(c);
-        assert_eq!(mad_cc(true, true, false, u, 0x8000_0000, 2, 5, &mut c), 7);
+        assert_eq!(
+            mad_cc(
+                CarryMode {
+                    hi: true,
+                    cin: true,
+                    cout: false
+                },
+                u,
+                0x8000_0000,
+                2,
+                5,
+                &mut c
+            ),
+            7
+        );
     }
 
     #[test]

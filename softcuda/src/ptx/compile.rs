@@ -21,9 +21,9 @@ use std::collections::HashMap;
 
 use super::arith::{f64_to_f16, mask};
 use super::ir::{
-    Addr, AtomOp, BarKind, BoolOp, CallSite, Cmp, FOp, FUnOp, Func, Inst, Int3Op, IntOp, IntTy,
-    IntUnOp, MemSpace, NO_REG, Op, Program, ReduxOp, Reg, Rnd, SharedVar, ShflMode, Sreg, TestP,
-    Ty, VoteMode,
+    Addr, AtomOp, BarKind, BoolOp, CallSite, CarryMode, Cmp, FOp, FUnOp, Func, Inst, Int3Op, IntOp,
+    IntTy, IntUnOp, MemSpace, NO_REG, Op, Program, ReduxOp, Reg, Rnd, SharedVar, ShflMode, Sreg,
+    TestP, Ty, VoteMode,
 };
 use super::parse::{self, Ast, DeclSpace, Function, Init, Item, Lit, Operand, Stmt, VarDecl};
 use super::{GlobalVar, JitOptions, Kernel, ParamInfo, Space};
@@ -1364,7 +1364,7 @@ impl Fcx<'_> {
                 let approx = m.has("approx");
                 let rn = m.has("rn");
                 let exact_ok = matches!(mn, "sqrt" | "rcp");
-                if (approx && rn) || (!approx && !(rn && exact_ok)) {
+                if approx == rn || (rn && !exact_ok) {
                     return Err(format!(
                         "Missing or unsupported rounding modifier in instruction '{opc}'"
                     ));
@@ -1444,7 +1444,7 @@ impl Fcx<'_> {
             }
             "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" => {
                 let ty = m.ty()?;
-                if !ty.is_int() && !(ty == Ty::Pred && mn == "not") {
+                if !(ty.is_int() || (ty == Ty::Pred && mn == "not")) {
                     return Err(format!("Illegal type in '{opc}'"));
                 }
                 let op = match mn {
@@ -1931,9 +1931,7 @@ impl Fcx<'_> {
             self.src(&o[3], ty)?,
         );
         Ok(Op::MadCc {
-            hi,
-            cin,
-            cout,
+            mode: CarryMode { hi, cin, cout },
             ty: int_ty(ty),
             d,
             a,

@@ -404,8 +404,8 @@ fn deadlock(cx: &Ctx, threads: &[Thread]) -> LaunchError {
 /// Releases every barrier whose arrivals are complete. Returns whether any was.
 fn release_barriers(cx: &Ctx, threads: &mut [Thread], bars: &mut [Bar; 16], live: u32) -> bool {
     let mut any = false;
-    for id in 0..bars.len() {
-        let b = bars[id];
+    for (id, bar) in bars.iter_mut().enumerate() {
+        let b = *bar;
         if b.waiting == 0 || !((b.count > 0 && b.arrived >= b.count) || b.waiting >= live) {
             continue;
         }
@@ -431,7 +431,7 @@ fn release_barriers(cx: &Ctx, threads: &mut [Thread], bars: &mut [Bar; 16], live
             t.pc += 1;
             t.status = Status::Ready;
         }
-        bars[id] = Bar::default();
+        *bar = Bar::default();
         any = true;
     }
     any
@@ -948,16 +948,14 @@ fn run_thread(
                 r!(d) = arith::fma32_dir(ftz, sat, rnd, r!(a), r!(b), r!(c));
             }
             &Op::MadCc {
-                hi,
-                cin,
-                cout,
+                mode,
                 ty,
                 d,
                 a,
                 b,
                 c,
             } => {
-                r!(d) = arith::mad_cc(hi, cin, cout, ty, r!(a), r!(b), r!(c), &mut t.carry);
+                r!(d) = arith::mad_cc(mode, ty, r!(a), r!(b), r!(c), &mut t.carry);
             }
             &Op::Testp { t: tp, f64, d, a } => r!(d) = u64::from(arith::testp(tp, f64, r!(a))),
             &Op::Setp {

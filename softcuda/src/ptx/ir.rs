@@ -157,6 +157,14 @@ pub(crate) struct IntTy {
     pub signed: bool,
 }
 
+/// What `mad.cc` / `madc` do: which half of the product, carry in, carry out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CarryMode {
+    pub hi: bool,
+    pub cin: bool,
+    pub cout: bool,
+}
+
 /// Two-operand integer (and predicate) operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IntOp {
@@ -494,9 +502,7 @@ pub(crate) enum Op {
     },
     /// `mad.{lo,hi}.cc` and `madc.{lo,hi}{.cc}`: uses (`cin`) and sets (`cout`) the carry.
     MadCc {
-        hi: bool,
-        cin: bool,
-        cout: bool,
+        mode: CarryMode,
         ty: IntTy,
         d: Reg,
         a: Reg,

@@ -444,10 +444,7 @@ fn var_decl(p: &mut Parser, linkage: Option<String>, single: bool) -> Result<Vec
     let mut align = None;
     let mut vec = 1;
     let mut ty = None;
-    loop {
-        let Some(TokKind::Ident(w)) = p.peek() else {
-            break;
-        };
+    while let Some(TokKind::Ident(w)) = p.peek() {
         match w.as_str() {
             ".align" => {
                 p.pos += 1;

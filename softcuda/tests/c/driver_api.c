@@ -103,6 +103,9 @@ int main(int argc, char **argv) {
     CHECK(cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &msg));
     EXPECT(strcmp(msg, "invalid argument") == 0);
     EXPECT(cuMemFree(da + 4) == CUDA_ERROR_INVALID_VALUE);
+    /* What softcuda does not implement links, and says so. */
+    CUgraph graph;
+    EXPECT(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);
 
     CHECK(cuEventDestroy(start));
     CHECK(cuEventDestroy(stop));
