@@ -36,11 +36,14 @@ pub struct Stream {
     pub flags: u32,
     /// Priority (lower is higher, as in CUDA).
     pub priority: i32,
+    /// Stream attributes set with `cuStreamSetAttribute`: id → the 64-byte value.
+    pub attributes: Mutex<std::collections::HashMap<u32, [u8; 64]>>,
     queue: Mutex<Queue>,
     cv: Condvar,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks `m`, ignoring poisoning (a panicking job never leaves data half-written).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -51,6 +54,7 @@ impl Stream {
             ctx,
             flags,
             priority,
+            attributes: Mutex::new(std::collections::HashMap::new()),
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 submitted: 0,

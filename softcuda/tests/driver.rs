@@ -878,3 +878,29 @@ fn the_peer_topology_is_configurable() {
     }
     no_leaks();
 }
+
+#[test]
+fn stream_attributes_are_kept() {
+    let _g = serial();
+    with_primary(0, |_| {
+        // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+        unsafe {
+            let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+            ok(cuStreamCreateWithPriority(&mut a, 0, -3));
+            ok(cuStreamCreate(&mut b, 0));
+            let mut v = [0u8; 64];
+            ok(cuStreamGetAttribute(a, 8, &mut v));
+            assert_eq!(i32::from_le_bytes([v[0], v[1], v[2], v[3]]), -3);
+            let mut policy = [0u8; 64];
+            policy[0] = 2; // CU_SYNC_POLICY_YIELD
+            ok(cuStreamSetAttribute(a, 3, &policy));
+            ok(cuStreamCopyAttributes(b, a));
+            ok(cuStreamGetAttribute(b, 3, &mut v));
+            assert_eq!(v[0], 2);
+            assert_eq!(cuStreamGetAttribute(a, 4, &mut v), code::INVALID_VALUE, "cluster dims are not a stream attribute");
+            ok(cuStreamDestroy_v2(a));
+            ok(cuStreamDestroy_v2(b));
+        }
+    });
+    no_leaks();
+}

@@ -291,3 +291,57 @@ pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: CUevent, en
         out(ms, t)
     })
 }
+
+/// The stream attributes softcuda keeps: access policy window, synchronisation
+/// policy, priority, memory sync domain map and domain. They are recorded and read
+/// back; none changes how work is scheduled (see docs/softcuda.md).
+const STREAM_ATTRIBUTES: [c_uint; 5] = [1, 3, 8, 9, 10];
+
+fn attribute_default(s: &Stream, attr: c_uint) -> [u8; 64] {
+    let mut v = [0u8; 64];
+    if attr == 8 {
+        v[..4].copy_from_slice(&s.priority.to_le_bytes());
+    }
+    v
+}
+
+/// `cuStreamGetAttribute` (`CUstreamAttrValue` is 64 bytes).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamGetAttribute(h: CUstream, attr: c_uint, value: *mut [u8; 64]) -> CUresult {
+    api!("cuStreamGetAttribute", {
+        state::current_ctx(&state::state())?;
+        if !STREAM_ATTRIBUTES.contains(&attr) {
+            return Err(code::INVALID_VALUE);
+        }
+        let s = stream_of(h)?;
+        let v = st::lock(&s.attributes).get(&attr).copied().unwrap_or_else(|| attribute_default(&s, attr));
+        out(value, v)
+    })
+}
+
+/// `cuStreamSetAttribute`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamSetAttribute(h: CUstream, attr: c_uint, value: *const [u8; 64]) -> CUresult {
+    api!("cuStreamSetAttribute", {
+        state::current_ctx(&state::state())?;
+        if !STREAM_ATTRIBUTES.contains(&attr) || value.is_null() {
+            return Err(code::INVALID_VALUE);
+        }
+        // SAFETY: a CUstreamAttrValue, by the C contract.
+        let v = unsafe { *value };
+        stream_of(h)?.attributes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(attr, v);
+        Ok(())
+    })
+}
+
+/// `cuStreamCopyAttributes`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
+    api!("cuStreamCopyAttributes", {
+        state::current_ctx(&state::state())?;
+        let (d, s) = (stream_of(dst)?, stream_of(src)?);
+        let copied = st::lock(&s.attributes).clone();
+        *st::lock(&d.attributes) = copied;
+        Ok(())
+    })
+}

@@ -279,9 +279,7 @@ unimplemented_functions! {
     cuStreamBatchMemOp_v2
     cuStreamBeginCaptureToGraph
     cuStreamBeginCapture_v2
-    cuStreamCopyAttributes
     cuStreamEndCapture
-    cuStreamGetAttribute
     cuStreamGetCaptureInfo_v2
     cuStreamGetCaptureInfo_v3
     cuStreamGetCtx_v2
@@ -289,7 +287,6 @@ unimplemented_functions! {
     cuStreamGetGreenCtx
     cuStreamGetId
     cuStreamIsCapturing
-    cuStreamSetAttribute
     cuStreamUpdateCaptureDependencies
     cuStreamUpdateCaptureDependencies_v2
     cuStreamWaitValue32_v2
