@@ -19,6 +19,7 @@ pub fn live_counts() -> LiveCounts {
 /// `cuInit`. For tests that must start from nothing; other threads' context stacks
 /// then name destroyed contexts (`CUDA_ERROR_INVALID_CONTEXT`).
 pub fn reset() {
+    crate::stream::drain(None);
     {
         let mut s = state::state();
         let ids: Vec<u64> = s.contexts.keys().copied().collect();

@@ -134,6 +134,25 @@ impl Stream {
     }
 }
 
+/// Waits for all queued work of context `ctx` (or of every context), ignoring its
+/// errors: what frees memory or modules first lets the work that may use them finish,
+/// as the driver's implicit synchronisation does. Takes the state lock only to list
+/// the streams, never while waiting.
+pub fn drain(ctx: Option<u64>) {
+    let streams: Vec<Arc<Stream>> =
+        state::state().streams.values().filter(|s| ctx.is_none_or(|c| s.ctx == c)).cloned().collect();
+    for s in streams {
+        let _ = s.synchronize();
+    }
+}
+
+/// [`drain`] for the calling thread's current context, if any.
+pub fn drain_current() {
+    if let Some(c) = state::current() {
+        drain(Some(c));
+    }
+}
+
 /// Runs a job, catching panics; a sticky failure poisons the context.
 fn run_job(ctx: u64, job: Job) -> R {
     let result =

@@ -904,3 +904,25 @@ fn stream_attributes_are_kept() {
     });
     no_leaks();
 }
+
+#[test]
+fn freeing_waits_for_queued_work_that_may_use_the_memory() {
+    let _g = serial();
+    with_primary(0, |_| {
+        // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+        unsafe {
+            let mut s = std::ptr::null_mut();
+            ok(cuStreamCreate(&mut s, 0x1));
+            let mut p = 0;
+            ok(cuMemAlloc_v2(&mut p, 1 << 20));
+            let log: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
+            let slow = (Arc::clone(&log), 1u32, 50u64);
+            ok(cuLaunchHostFunc(s, Some(push_tag), (&raw const slow).cast_mut().cast()));
+            ok(cuMemsetD8Async(p, 0xAB, 1 << 20, s));
+            ok(cuMemFree_v2(p));
+            assert_eq!(*log.lock().unwrap(), [1], "cuMemFree returned before the stream's work ran");
+            ok(cuStreamDestroy_v2(s));
+        }
+    });
+    no_leaks();
+}

@@ -107,6 +107,10 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUd
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxRelease", {
+        let primary = { let s = state::state(); device(&s, dev)?; s.primaries[dev as usize] };
+        if primary.refs == 1 {
+            crate::stream::drain(primary.ctx);
+        }
         let mut s = state::state();
         let d = device(&s, dev)?;
         let p = s.primaries[d];
@@ -159,6 +163,10 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxReset", {
+        let primary = { let s = state::state(); device(&s, dev)?; s.primaries[dev as usize].ctx };
+        if primary.is_some() {
+            crate::stream::drain(primary);
+        }
         let mut s = state::state();
         let d = device(&s, dev)?;
         if let Some(id) = s.primaries[d].ctx {
@@ -190,6 +198,7 @@ pub unsafe extern "C" fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev
 pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
     api!("cuCtxDestroy", {
         let id = ctx_id(ctx)?;
+        crate::stream::drain(Some(id));
         let mut s = state::state();
         state::require_init(&s)?;
         if s.context(id)?.primary {

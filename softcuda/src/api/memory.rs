@@ -211,6 +211,7 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     api!("cuMemFree", {
+        stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
         release(&mut s, ptr, |k| *k == AllocKind::Device)
@@ -275,6 +276,7 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) ->
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     api!("cuMemFreeHost", {
+        stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
         release(&mut s, p as u64, |k| matches!(k, AllocKind::PinnedHost(_)))
@@ -352,6 +354,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
     api!("cuMemHostUnregister", {
+        stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
         release(&mut s, p as u64, |k| matches!(k, AllocKind::Registered(_)))

@@ -287,6 +287,7 @@ pub unsafe extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char)
 pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
     api!("cuModuleUnload", {
         let id = module_id(hmod)?;
+        stream::drain_current();
         let mut s = state::state();
         state::require_init(&s)?;
         let m = s.modules.remove(&id).ok_or(code::INVALID_HANDLE)?;
