@@ -6,28 +6,26 @@
 use softcuda::ptx::{
     DeviceMemory, JitOptions, Kernel, LaunchConfig, LaunchError, Module, Space, launch,
 };
-use std::cell::RefCell;
+use std::sync::{Mutex, RwLock};
 
 // ---------------------------------------------------------------- harness
 
-/// Device memory for tests: buffers of 16-byte-aligned host memory.
+/// Device memory for tests: buffers of 16-byte-aligned host memory, at their real
+/// addresses (the kernels write through them).
 #[derive(Default)]
 struct Dev {
-    bufs: RefCell<Vec<Vec<u128>>>,
-    ranges: RefCell<Vec<(u64, u64)>>,
+    bufs: Mutex<Vec<Vec<u128>>>,
+    ranges: RwLock<Vec<(u64, u64)>>,
     /// Answer `region` (the fast path) as well as `accessible`.
     regions: bool,
 }
-
-// SAFETY-free: the RefCells are only touched by the test thread, never during a launch
-// (`accessible` reads `ranges` through a shared borrow).
-unsafe impl Sync for Dev {}
 
 impl DeviceMemory for Dev {
     fn accessible(&self, addr: u64, len: u64) -> bool {
         let end = addr + len;
         self.ranges
-            .borrow()
+            .read()
+            .unwrap()
             .iter()
             .any(|&(s, e)| addr >= s && end <= e)
     }
@@ -37,7 +35,8 @@ impl DeviceMemory for Dev {
             return None;
         }
         self.ranges
-            .borrow()
+            .read()
+            .unwrap()
             .iter()
             .copied()
             .find(|&(s, e)| addr >= s && addr < e)
@@ -76,16 +75,23 @@ impl Dev {
 
     /// A buffer holding `bytes`, returning its device address.
     fn alloc_bytes(&self, bytes: &[u8]) -> u64 {
-        let mut v = vec![0u128; bytes.len().div_ceil(16).max(1)];
-        // SAFETY: `v` has at least `bytes.len()` bytes; the regions do not overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr() as *mut u8, bytes.len())
-        };
+        let mut v: Vec<u128> = bytes
+            .chunks(16)
+            .map(|c| {
+                let mut w = [0u8; 16];
+                w[..c.len()].copy_from_slice(c);
+                u128::from_le_bytes(w)
+            })
+            .collect();
+        if v.is_empty() {
+            v.push(0);
+        }
         let addr = v.as_ptr() as u64;
         self.ranges
-            .borrow_mut()
+            .write()
+            .unwrap()
             .push((addr, addr + bytes.len() as u64));
-        self.bufs.borrow_mut().push(v);
+        self.bufs.lock().unwrap().push(v);
         addr
     }
 
@@ -102,14 +108,17 @@ impl Dev {
     }
 
     fn read<T: Elem>(&self, addr: u64, n: usize) -> Vec<T> {
-        let bufs = self.bufs.borrow();
+        let bufs = self.bufs.lock().unwrap();
         let buf = bufs
             .iter()
             .find(|b| b.as_ptr() as u64 == addr)
             .expect("not a buffer address");
-        assert!(buf.len() * 16 >= n * T::SIZE);
-        // SAFETY: `buf` holds at least `n * T::SIZE` initialised bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n * T::SIZE) };
+        let bytes: Vec<u8> = buf
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .take(n * T::SIZE)
+            .collect();
+        assert_eq!(bytes.len(), n * T::SIZE, "read past the buffer");
         bytes.chunks_exact(T::SIZE).map(T::get).collect()
     }
 }
@@ -143,8 +152,17 @@ fn pack(k: &Kernel, args: &[A]) -> Vec<u8> {
     buf
 }
 
+/// The PTX of `kernels/{name}.cu`. To run the suite on PTX from other compiler
+/// options (`-G`, `--use_fast_math`, another architecture), set `PTX_DIR` to a folder
+/// of `{name}{PTX_SUFFIX}.ptx` files.
 fn ptx(name: &str) -> String {
-    let path = format!("{}/../kernels/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let path = match std::env::var("PTX_DIR") {
+        Ok(dir) => format!(
+            "{dir}/{name}{}.ptx",
+            std::env::var("PTX_SUFFIX").unwrap_or_default()
+        ),
+        Err(_) => format!("{}/../kernels/{name}.ptx", env!("CARGO_MANIFEST_DIR")),
+    };
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -1071,6 +1089,129 @@ fn recursion_and_switch() {
         })
         .collect();
     assert_eq!(dev.read::<i32>(dout, 100), expect);
+}
+
+#[test]
+fn device_printf() {
+    // Prints 2 lines on stdout (not captured by the test harness).
+    let m = load("printf");
+    let dev = Dev::new();
+    let ret = dev.zeros::<i32>(2);
+    run(
+        &dev,
+        &m,
+        "hello",
+        cfg([1, 1, 1], [2, 1, 1]),
+        &[A::P(ret), A::F(1.25)],
+    );
+    assert_eq!(
+        dev.read::<i32>(ret, 2),
+        vec![4; 2],
+        "printf returns the number of arguments"
+    );
+}
+
+#[test]
+fn concurrent_launches_use_real_atomics() {
+    // Four host threads run the same kernel at once, all adding into one counter.
+    let m = load("warp_reduce");
+    let dev = Dev::new();
+    let n = 20_000;
+    let ints: Vec<i32> = (0..n as i32).map(|i| i % 7 - 3).collect();
+    let (din, dtot) = (dev.alloc(&ints), dev.zeros::<i32>(1));
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                run(
+                    &dev,
+                    &m,
+                    "warp_sum_i32",
+                    grid1(n, 128),
+                    &[A::P(din), A::P(dtot), A::I(n as i32)],
+                )
+            });
+        }
+    });
+    assert_eq!(dev.read::<i32>(dtot, 1)[0], 4 * ints.iter().sum::<i32>());
+}
+
+#[test]
+fn hand_written_ptx_features() {
+    let m = load("handwritten_features");
+    let dev = Dev::new();
+    let out = dev.zeros::<u32>(64 * 32);
+    let k = m.kernel("k").unwrap();
+    let mut params = vec![0u8; k.param_bytes as usize];
+    params[..8].copy_from_slice(&out.to_le_bytes());
+    for (i, v) in [1u32, 2, 3, 4].iter().enumerate() {
+        params[k.params[1].offset as usize + 4 * i..][..4].copy_from_slice(&v.to_le_bytes());
+    }
+    let c = LaunchConfig {
+        dynamic_shared_bytes: 64,
+        ..cfg([1, 1, 1], [64, 1, 1])
+    };
+    launch(&m, k, &c, &params, &[], &dev).unwrap();
+    let o: Vec<u32> = dev.read(out, 64 * 32);
+    let half_of_third = 0.333_251_95_f32; // 1/3 rounded to f16
+    for t in 0..64u32 {
+        let r = &o[32 * t as usize..][..32];
+        let lane = t % 32;
+        let odd = t & 1 == 1;
+        let mut w = vec![
+            t + 7,
+            0,
+            t + 2,
+            u32::MAX,
+            t.wrapping_sub(1),
+            u32::from(t < 10 && odd) + 2 * u32::from(t >= 10 && odd),
+            u32::from(t > 50 || !odd),
+            1 + 8 * u32::from(lane < 2),
+            if lane >= 3 { 1000 + t - 3 } else { t },
+            if lane < 5 { 0x1f } else { 0xffff_ffe0 },
+            (1 << lane) - 1,
+            if t >= 32 { (t - 32) * 3 } else { 0 },
+            t + 100,
+            1,
+            2,
+            3,
+        ];
+        let x = t * 37;
+        w.push(((((x >> 2) & 31) << 27) as i32 >> 27) as u32);
+        w.push((((0x8000_0001u64 << 32 | u64::from(t)) << (t & 31)) >> 32) as u32);
+        let (a, b, cc) = (t, 0x0f0f, 0x3333);
+        w.push((a & b) | (a & cc) | (b & cc));
+        w.push(1);
+        w.push((-2.0f32).to_bits());
+        w.push(half_of_third.to_bits());
+        w.push((t as i32 * 10 - 100).clamp(0, 255) as u32);
+        w.push((t as i32 - 30).wrapping_mul(0x7f_ffff) as u32);
+        w.push(t.abs_diff(20) + 5);
+        let warp = t / 32 * 32;
+        w.push(
+            (warp..warp + 32)
+                .map(|u| (u * 7 % 13) as i32 - 6)
+                .min()
+                .unwrap() as u32,
+        );
+        w.push(0xffff_fffe);
+        w.push(64);
+        w.push(32);
+        let bfind = if t == 0 {
+            u32::MAX
+        } else {
+            31 - t.leading_zeros()
+        };
+        w.push(
+            ((u64::from(t) * 0x01_0101_0101).count_ones() + t.leading_zeros())
+                ^ bfind
+                ^ t.reverse_bits(),
+        );
+        w.push((t as i32 - 40).max(-5) as u32);
+        w.push((i64::from(t) * -1000 / 7) as u32);
+        for (k, want) in w.iter().enumerate() {
+            assert_eq!(r[k], *want, "thread {t}, word {k}");
+        }
+    }
 }
 
 // ---------------------------------------------------------------- errors and layout

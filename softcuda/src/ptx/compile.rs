@@ -1042,13 +1042,15 @@ impl Fcx<'_> {
         let Operand::Addr(base, off) = o else {
             return Err("Expected a memory operand [...]".into());
         };
-        let off32 = i32::try_from(*off).map_err(|_| "Address offset out of range".to_string())?;
         let Some(name) = base else {
+            // An absolute address: a constant register.
             let r = self.constant(*off as u64);
             return Ok((space.unwrap_or(MemSpace::Generic), Addr::Reg(r, 0)));
         };
         match self.lookup(name) {
             Some(Sym::Reg(_)) => {
+                let off32 =
+                    i32::try_from(*off).map_err(|_| "Address offset out of range".to_string())?;
                 let r = self.reg(name)?;
                 let sp = match space {
                     None => MemSpace::Generic,
@@ -1344,7 +1346,7 @@ impl Fcx<'_> {
                         a,
                     }
                 } else {
-                    if ty.is_signed() != (mn == "abs") && mn == "abs" {
+                    if !ty.is_signed() {
                         return Err(format!("Illegal type in '{opc}'"));
                     }
                     self.int_un(
@@ -2002,14 +2004,11 @@ impl Fcx<'_> {
                 if !matches!(n, 2 | 4) || bits % n as u32 != 0 {
                     return Err("Bad vector operand of mov".into());
                 }
-                let pty = Ty::from_name(&format!("b{}", bits / n as u32))
-                    .ok_or("Bad vector operand of mov")?;
                 let a = self.src(src, ty)?;
                 let mut d = [NO_REG; 4];
                 for (k, x) in ds.iter().enumerate() {
                     d[k] = self.dst(x)?;
                 }
-                let _ = pty;
                 Ok(Op::Unpack {
                     d,
                     n: n as u8,
@@ -2287,17 +2286,15 @@ impl Fcx<'_> {
             if release {
                 return Err(format!("Illegal modifier '.release' in '{opc}'"));
             }
-            let mut dbits = ty.bits();
+            // The destinations' register width (sub-word loads extend to it).
+            let mut dbits = None;
             for (k, e) in elems.iter().enumerate() {
                 regs[k] = self.dst(e)?;
-                if k == 0 || regs[k] != self.sink {
-                    dbits = self.reg_width(regs[k]).max(if regs[k] == self.sink {
-                        ty.bits()
-                    } else {
-                        0
-                    });
+                if regs[k] != self.sink {
+                    dbits.get_or_insert(self.reg_width(regs[k]));
                 }
             }
+            let dbits = dbits.unwrap_or(ty.bits());
             if acquire {
                 *post = Some(Op::Fence);
             }
@@ -2501,7 +2498,10 @@ impl Fcx<'_> {
             _ => return Err(format!("Unknown function '{fname}'")),
         };
         let sig = &self.sigs[func as usize];
-        if !sig.has_body {
+        // `vprintf` (device printf) is built in.
+        let printf =
+            !sig.has_body && fname == "vprintf" && sig.params == [8, 8] && sig.rets.len() <= 1;
+        if !sig.has_body && !printf {
             return Err(format!("Unresolved extern function '{fname}'"));
         }
         if sig.is_entry {
@@ -2525,11 +2525,13 @@ impl Fcx<'_> {
         };
         let args = frame_args(&args, &psizes)?;
         let rets = frame_args(&rets, &rsizes)?;
-        self.callees.push(func);
         self.prog.calls.push(CallSite { func, args, rets });
-        Ok(Op::Call {
-            site: self.prog.calls.len() as u32 - 1,
-        })
+        let site = self.prog.calls.len() as u32 - 1;
+        if printf {
+            return Ok(Op::Printf { site });
+        }
+        self.callees.push(func);
+        Ok(Op::Call { site })
     }
 
     /// See the module documentation.
@@ -2623,6 +2625,15 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
         } else if used[s] {
             dyn_align = dyn_align.max(v.align);
         }
+    }
+    if soff > 48 * 1024 {
+        return Err((
+            f.line,
+            format!(
+                "Entry function '{}' uses too much shared data ({soff:#x} bytes, 0xc000 max)",
+                f.name
+            ),
+        ));
     }
     let dyn_shared_offset = align_up(soff, dyn_align);
     for (s, v) in prog.shared.iter().enumerate() {

@@ -12,6 +12,7 @@
 //! thread-local scratch area and reused by the next launch on the same host thread.
 
 use std::cell::Cell;
+use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering, fence};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -21,14 +22,15 @@ use super::ir::{
     Addr, AtomOp, BarKind, BoolOp, Func, Inst, MemSpace, NO_REG, Op, Program, Reg, ShflMode, Sreg,
     Ty, VoteMode,
 };
+use super::printf;
 use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, Module};
 
 /// Generic-address window of shared memory (top byte 0xFE).
-pub(crate) const SHARED_WIN: u64 = 0xFE00_0000_0000_0000;
+const SHARED_WIN: u64 = 0xFE00_0000_0000_0000;
 /// Generic-address window of local memory (top byte 0xFD).
-pub(crate) const LOCAL_WIN: u64 = 0xFD00_0000_0000_0000;
+const LOCAL_WIN: u64 = 0xFD00_0000_0000_0000;
 /// Generic-address window of the kernel parameters (top byte 0xFC).
-pub(crate) const PARAM_WIN: u64 = 0xFC00_0000_0000_0000;
+const PARAM_WIN: u64 = 0xFC00_0000_0000_0000;
 const WIN_MASK: u64 = 0xFF00_0000_0000_0000;
 
 /// Largest per-thread stack (CUDA's limit on local memory per thread).
@@ -252,7 +254,8 @@ pub fn launch(
         for y in 0..cfg.grid[1] {
             for x in 0..cfg.grid[0] {
                 cx.ctaid = [x, y, z];
-                if let Err(e) = run_block(&cx, func, &mut scratch, &mut cache) {
+                let fresh = [x, y, z] == [0, 0, 0];
+                if let Err(e) = run_block(&cx, func, &mut scratch, &mut cache, fresh) {
                     result = Err(e);
                     break 'grid;
                 }
@@ -302,21 +305,21 @@ fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
             "{threads} threads per block, kernel allows {m}"
         )));
     }
-    if threads * u64::from(k.num_regs) > 65536 {
-        return Err(LaunchError::OutOfResources(format!(
-            "{threads} threads of {} registers exceed the 65536 registers of a block",
-            k.num_regs
-        )));
-    }
     Ok(())
 }
 
 /// Runs one block to completion.
+///
+/// `fresh` (the launch's first block) initialises every thread's registers from the
+/// kernel's template and zeroes local memory. Later blocks reuse them as they are:
+/// constant registers are never written, and PTX leaves other registers and local
+/// memory undefined until written, as the hardware does.
 fn run_block(
     cx: &Ctx,
     f: &Func,
     s: &mut Scratch,
     cache: &mut RegionCache,
+    fresh: bool,
 ) -> Result<(), LaunchError> {
     let n = cx.nthreads as usize;
     s.threads.truncate(n);
@@ -333,10 +336,12 @@ fn run_block(
         t.reg_base = 0;
         t.stack_base = 0;
         t.carry = false;
-        t.regs.clear();
-        t.regs.extend_from_slice(&f.template);
-        t.stack.clear();
-        t.stack.resize(f.frame_bytes as usize, 0);
+        if fresh {
+            t.regs.clear();
+            t.regs.extend_from_slice(&f.template);
+            t.stack.clear();
+            t.stack.resize(f.frame_bytes as usize, 0);
+        }
         t.frames.clear();
     }
     s.shared.clear();
@@ -437,58 +442,65 @@ fn release_barriers(cx: &Ctx, threads: &mut [Thread], bars: &mut [Bar; 16], live
     any
 }
 
+/// What a lane waiting at a warp collective waits for: the kind of collective and
+/// its member mask (the lane itself included). Lanes match when both are equal.
+fn collective_key(cx: &Ctx, t: &Thread, lane: usize) -> Option<(u8, u32)> {
+    let (kind, mask) = match cx.code.get(t.pc as usize).map(|i| &i.op)? {
+        Op::Shfl { mask, .. } => (0, *mask),
+        Op::Vote { mask, .. } => (1, *mask),
+        Op::Redux { mask, .. } => (2, *mask),
+        Op::MatchAny { mask, .. } | Op::MatchAll { mask, .. } => (3, *mask),
+        Op::WarpSync { mask } => (4, *mask),
+        _ => return None,
+    };
+    Some((kind, (t.reg(mask) as u32) | (1 << lane)))
+}
+
 /// Evaluates the warp collectives whose member lanes have all arrived. Returns
 /// whether any was evaluated.
+///
+/// A group is the set of lanes waiting at the same kind of collective with the same
+/// member mask (PTX pairs `shfl.sync` and friends by mask, not by instruction); it
+/// fires once every live lane of the mask is in it. `activemask` instead groups the
+/// lanes waiting at the same instruction: they are the ones that are converged.
 fn fire_warp(cx: &Ctx, lanes: &mut [Thread]) -> bool {
-    let mut waiting = 0u32;
     let mut live = 0u32;
+    let mut keys: [Option<(u8, u32)>; 32] = [None; 32];
+    let mut any_waiting = false;
     for (l, t) in lanes.iter().enumerate() {
         if t.status != Status::Exited {
             live |= 1 << l;
         }
         if t.status == Status::Warp {
-            waiting |= 1 << l;
+            any_waiting = true;
+            keys[l] = collective_key(cx, t, l);
         }
     }
-    if waiting == 0 {
+    if !any_waiting {
         return false;
     }
     let mut done = 0u32;
     for l in 0..lanes.len() {
         let bit = 1u32 << l;
-        if waiting & bit == 0 || done & bit != 0 {
+        if lanes[l].status != Status::Warp || done & bit != 0 {
             continue;
         }
         let pc = lanes[l].pc;
-        let group = match cx.code.get(pc as usize).map(|i| &i.op) {
-            // The lanes that reached this same `activemask` are the active ones.
-            Some(Op::Activemask { .. }) => {
-                let mut g = 0u32;
-                for (k, t) in lanes.iter().enumerate() {
-                    if t.status == Status::Warp && t.pc == pc {
-                        g |= 1 << k;
-                    }
-                }
-                g & !done
-            }
-            Some(op) => {
-                let mreg = match op {
-                    Op::Shfl { mask, .. }
-                    | Op::Vote { mask, .. }
-                    | Op::Redux { mask, .. }
-                    | Op::MatchAny { mask, .. }
-                    | Op::MatchAll { mask, .. }
-                    | Op::WarpSync { mask } => *mask,
-                    _ => NO_REG,
-                };
-                let need = ((lanes[l].reg(mreg) as u32) | bit) & live;
-                if need & !waiting != 0 {
+        let group = match keys[l] {
+            Some(key) => {
+                let same = (0..lanes.len())
+                    .filter(|&k| keys[k] == Some(key))
+                    .fold(0u32, |g, k| g | (1 << k));
+                if key.1 & live & !same != 0 {
                     continue;
                 }
-                need & !done
+                same
             }
-            None => continue,
+            None => (0..lanes.len())
+                .filter(|&k| lanes[k].status == Status::Warp && lanes[k].pc == pc)
+                .fold(0u32, |g, k| g | (1 << k)),
         };
+        let group = group & !done;
         eval_collective(cx, lanes, group);
         done |= group;
     }
@@ -601,7 +613,7 @@ fn globaltimer() -> u64 {
 
 /// Splits an address of `space` into its real space and offset (generic addresses
 /// by their window; space addresses given in generic form are accepted too).
-#[inline]
+#[inline(always)]
 fn resolve(space: MemSpace, addr: u64) -> (MemSpace, u64) {
     let win = addr & WIN_MASK;
     match space {
@@ -619,7 +631,7 @@ fn resolve(space: MemSpace, addr: u64) -> (MemSpace, u64) {
 }
 
 /// Checks an access of `len` bytes (a power of two) at `addr` and says where it goes.
-#[inline]
+#[inline(always)]
 fn locate(
     cx: &Ctx,
     cache: &mut RegionCache,
@@ -647,7 +659,7 @@ fn locate(
     }
 }
 
-#[inline]
+#[inline(always)]
 fn rd(s: &[u8], off: usize, size: u32) -> u64 {
     let mut b = [0u8; 8];
     let n = size as usize;
@@ -657,7 +669,7 @@ fn rd(s: &[u8], off: usize, size: u32) -> u64 {
     u64::from_le_bytes(b)
 }
 
-#[inline]
+#[inline(always)]
 fn wr(s: &mut [u8], off: usize, size: u32, v: u64) {
     let n = size as usize;
     if let Some(dst) = s.get_mut(off..off + n) {
@@ -671,7 +683,7 @@ fn wr(s: &mut [u8], off: usize, size: u32, v: u64) {
 // size and alignment of the atomic type used. Accessing it through atomics keeps
 // concurrent kernels on other host threads free of data races.
 
-#[inline]
+#[inline(always)]
 fn host_read(addr: u64, size: u32) -> u64 {
     match size {
         // SAFETY: see above.
@@ -685,7 +697,7 @@ fn host_read(addr: u64, size: u32) -> u64 {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn host_write(addr: u64, size: u32, v: u64) {
     match size {
         // SAFETY: see above.
@@ -726,7 +738,7 @@ fn host_atomic(addr: u64, size: u32, op: AtomOp, ty: Ty, b: u64, c: u64) -> u64 
     }
 }
 
-#[inline]
+#[inline(always)]
 fn read(cx: &Ctx, loc: Loc, stack: &[u8], shared: &[u8], off: u32, size: u32) -> u64 {
     match loc {
         Loc::Host(a) => host_read(a + u64::from(off), size),
@@ -737,7 +749,7 @@ fn read(cx: &Ctx, loc: Loc, stack: &[u8], shared: &[u8], off: u32, size: u32) ->
 }
 
 /// Sign-extends a loaded value of type `ty` to a destination register of `dbits`.
-#[inline]
+#[inline(always)]
 fn extend(v: u64, ty: Ty, dbits: u8) -> u64 {
     let dbits = u32::from(dbits);
     if ty.is_signed() && ty.bits() < dbits {
@@ -747,7 +759,7 @@ fn extend(v: u64, ty: Ty, dbits: u8) -> u64 {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn addr_value(cx: &Ctx, t: &Thread, base: usize, a: &Addr) -> u64 {
     match *a {
         Addr::Reg(r, off) => t.regs[base + r as usize].wrapping_add(off as i64 as u64),
@@ -798,6 +810,103 @@ fn special(cx: &Ctx, t: &Thread, sr: Sreg) -> u64 {
         Sreg::LanemaskGt => !((2u64 << lane) - 1) & 0xffff_ffff,
         Sreg::DynSmem => u64::from(cx.dyn_bytes),
         Sreg::TotalSmem => u64::from(cx.shared_bytes),
+    }
+}
+
+/// Device memory as `printf` reads it: arguments from the buffer at `args`, strings
+/// at generic addresses.
+struct PrintfSource<'a, 'b> {
+    cx: &'a Ctx<'b>,
+    cache: &'a mut RegionCache,
+    stack: &'a [u8],
+    shared: &'a [u8],
+    args: u64,
+    pos: u64,
+    err: Option<LaunchError>,
+}
+
+impl PrintfSource<'_, '_> {
+    fn load(&mut self, addr: u64, size: u32) -> Option<u64> {
+        let (stack, shared) = (self.stack, self.shared);
+        match locate(
+            self.cx,
+            self.cache,
+            stack.len(),
+            shared.len(),
+            MemSpace::Generic,
+            addr,
+            size,
+        ) {
+            Ok(loc) => Some(read(self.cx, loc, stack, shared, 0, size)),
+            Err(e) => {
+                self.err = Some(e);
+                None
+            }
+        }
+    }
+}
+
+impl printf::Source for PrintfSource<'_, '_> {
+    fn arg(&mut self, size: u32) -> Option<u64> {
+        self.pos = self.pos.next_multiple_of(u64::from(size));
+        let v = self.load(self.args.wrapping_add(self.pos), size)?;
+        self.pos += u64::from(size);
+        Some(v)
+    }
+
+    fn string(&mut self, addr: u64, max: usize) -> Option<Vec<u8>> {
+        let mut s = Vec::new();
+        while s.len() < max {
+            match self.load(addr.wrapping_add(s.len() as u64), 1)? as u8 {
+                0 => break,
+                c => s.push(c),
+            }
+        }
+        Some(s)
+    }
+}
+
+/// `vprintf(format, args)`: prints, returns the number of arguments used.
+fn device_printf(
+    cx: &Ctx,
+    cache: &mut RegionCache,
+    t: &Thread,
+    shared: &[u8],
+    site: u32,
+) -> Result<i32, LaunchError> {
+    let Some(cs) = cx.prog.calls.get(site as usize) else {
+        return Err(LaunchError::IllegalInstruction("bad call site".into()));
+    };
+    let sb = t.stack_base as usize;
+    let arg = |k: usize| {
+        cs.args
+            .get(k)
+            .map_or(0, |&(off, _)| rd(&t.stack, sb + off as usize, 8))
+    };
+    let (fmt_addr, args) = (arg(0), arg(1));
+    if fmt_addr == 0 {
+        return Ok(-1);
+    }
+    let mut src = PrintfSource {
+        cx,
+        cache,
+        stack: &t.stack,
+        shared,
+        args,
+        pos: 0,
+        err: None,
+    };
+    let formatted = printf::Source::string(&mut src, fmt_addr, 1 << 16)
+        .and_then(|f| printf::format(&f, &mut src));
+    match (formatted, src.err) {
+        (Some((text, n)), _) => {
+            let mut out = std::io::stdout().lock();
+            // Output errors (a closed stdout) must not fail the kernel.
+            let _ = out.write_all(&text).and_then(|()| out.flush());
+            Ok(n)
+        }
+        (None, Some(e)) => Err(e),
+        (None, None) => Ok(-2),
     }
 }
 
@@ -1180,6 +1289,18 @@ fn run_thread(
                 base = new_base;
                 pc = callee.entry as usize;
                 continue;
+            }
+            &Op::Printf { site } => {
+                let ret = device_printf(cx, cache, t, shared, site)?;
+                if let Some(&(roff, rsize)) = cx
+                    .prog
+                    .calls
+                    .get(site as usize)
+                    .and_then(|cs| cs.rets.first())
+                {
+                    let off = t.stack_base as usize + roff as usize;
+                    wr(&mut t.stack, off, rsize.min(4), u64::from(ret as u32));
+                }
             }
             Op::Ret => match t.frames.pop() {
                 None => stop!(Stop::Exit),

@@ -599,6 +599,10 @@ pub(crate) enum Op {
     Call {
         site: u32,
     },
+    /// A call of the built-in `vprintf` (format and argument-buffer pointers).
+    Printf {
+        site: u32,
+    },
     Ret,
     Exit,
     Trap,
@@ -718,4 +722,14 @@ pub(crate) struct Program {
     pub funcs: Vec<Func>,
     pub calls: Vec<CallSite>,
     pub shared: Vec<SharedVar>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_stay_compact() {
+        assert!(size_of::<Inst>() <= 48, "{}", size_of::<Inst>());
+    }
 }

@@ -129,7 +129,7 @@ pub(crate) fn tokenize(src: &str) -> Result<Vec<Tok>, (u32, String)> {
             });
             i += 1;
         } else {
-            let ch = src[i..].chars().next().unwrap_or('?');
+            let ch = src.get(i..).and_then(|s| s.chars().next()).unwrap_or('?');
             return Err((line, format!("Unexpected character '{ch}'")));
         }
     }

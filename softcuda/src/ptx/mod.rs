@@ -37,6 +37,7 @@ mod ir;
 mod lex;
 mod log;
 mod parse;
+mod printf;
 
 pub use exec::launch;
 
@@ -116,7 +117,9 @@ pub struct Kernel {
     /// variables and call parameters) of the kernel and the functions it calls.
     pub local_bytes: u32,
     /// Registers per thread: an estimate of the 32-bit registers live at once
-    /// (see `compile.rs`), capped by `.maxnreg` and [`JitOptions::max_registers`].
+    /// (see `compile.rs`), capped by `.maxnreg`, [`JitOptions::max_registers`] and
+    /// what `.maxntid` allows. Only reported: the interpreter never refuses a launch
+    /// for registers (the estimate can exceed what ptxas would allocate).
     pub num_regs: u32,
     /// The most threads per block a launch may use: the product of `.maxntid` or
     /// `.reqntid` if given.
