@@ -10,7 +10,9 @@
 //!   [`DriverTable`] of typed function pointers;
 //! - [`loader`] — finds the driver library, resolves the table with version gating,
 //!   and reports every failure with its cause;
-//! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers.
+//! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers;
+//! - the first of the safe layer: [`device`] (typed attributes, grouped views) and
+//!   [`context`] (owned contexts and the [`CurrentContext`] token).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), oxicuda_driver::CudaError> {
@@ -22,12 +24,16 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod context;
+pub mod device;
 pub mod error;
 pub mod loader;
 pub mod sys;
 pub mod table;
 pub mod version;
 
+pub use context::{Context, CurrentContext, PrimaryContext, PrimaryState};
+pub use device::Device;
 pub use error::{CudaError, LoadAttempt, LoadError};
 pub use loader::{Driver, DriverOptions, Resolver, driver, driver_with, init};
 pub use table::DriverTable;

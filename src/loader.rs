@@ -37,6 +37,7 @@ pub const ENV_DRIVER: &str = "OXICUDA_DRIVER";
 pub struct DriverOptions {
     path: Option<PathBuf>,
     per_thread_default_stream: bool,
+    software: bool,
 }
 
 impl DriverOptions {
@@ -53,11 +54,12 @@ impl DriverOptions {
             let value = choice.to_string_lossy().into_owned();
             match value.as_str() {
                 "" | "system" => {}
+                "soft" if cfg!(feature = "soft") => options.software = true,
                 "soft" => {
                     return Err(LoadError::Environment {
                         variable: ENV_DRIVER,
                         value,
-                        reason: "the software driver is not part of this build",
+                        reason: "the software driver is not part of this build (enable the `soft` feature)",
                     });
                 }
                 _ => {
@@ -70,9 +72,22 @@ impl DriverOptions {
             }
         }
         if let Some(path) = std::env::var_os(ENV_DRIVER_PATH).filter(|p| !p.is_empty()) {
+            if options.software {
+                return Err(LoadError::Environment {
+                    variable: ENV_DRIVER,
+                    value: "soft".into(),
+                    reason: "conflicts with OXICUDA_DRIVER_PATH: choose one driver",
+                });
+            }
             options.path = Some(PathBuf::from(path));
         }
         Ok(options)
+    }
+
+    /// softcuda, the software driver, in-process (the `soft` feature).
+    #[cfg(feature = "soft")]
+    pub fn software() -> Self {
+        Self { software: true, ..Self::default() }
     }
 
     /// Load exactly this library; no other is tried.
@@ -133,6 +148,15 @@ impl Driver {
     /// Opens the driver library that `options` names, resolves the table and asks the
     /// driver's version. Does not call `cuInit` (see [`Driver::init`]).
     pub fn load(options: &DriverOptions) -> Result<Self, LoadError> {
+        #[cfg(feature = "soft")]
+        if options.software {
+            // SAFETY: softcuda declares cuGetProcAddress_v2 with its own C types, which
+            // have the ABI of the crate's (`#[repr(transparent)]` integers, pointers),
+            // and follows the driver's contract; it lives as long as the process.
+            let get = unsafe { core::mem::transmute::<*const (), pfn::cuGetProcAddress>(softcuda::cuGetProcAddress_v2 as *const ()) };
+            // SAFETY: as above.
+            return unsafe { Self::from_proc_address(get, options) };
+        }
         let candidates: Vec<PathBuf> = match &options.path {
             Some(path) => vec![path.clone()],
             None => default_candidates()?,

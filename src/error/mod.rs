@@ -36,6 +36,10 @@ pub enum CudaError {
     /// The driver library could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// A context is already bound on this thread (a root binding); nest with
+    /// `CurrentContext::push` instead.
+    #[error("a context is already bound on this thread: nest with CurrentContext::push instead")]
+    ContextAlreadyBound,
 }
 
 impl CudaError {

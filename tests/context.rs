@@ -1,0 +1,149 @@
+//! Devices and the context token, on softcuda (the `soft` feature, in-process):
+//! binding restores the previous context (also on panic), one root binding per
+//! thread, nesting, migration of a context across threads, primary-context retains.
+//! Every test leaves softcuda with no live object.
+
+use oxicuda_driver::sys::{CUctx_flags, CUdevice_attribute, CUlimit};
+use oxicuda_driver::{Context, CudaError, Driver, DriverOptions, PrimaryContext};
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn soft() -> (&'static Driver, MutexGuard<'static, ()>) {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = oxicuda_driver::driver_with(DriverOptions::software()).unwrap();
+    d.init().unwrap();
+    (d, g)
+}
+
+fn no_leaks() {
+    assert_eq!(softcuda::control::live_counts(), softcuda::control::Counts::default());
+}
+
+fn current(d: &Driver) -> oxicuda_driver::sys::CUcontext {
+    let mut c = oxicuda_driver::sys::CUcontext::NULL;
+    oxicuda_driver::error::check(unsafe { d.table().cuCtxGetCurrent().unwrap()(&mut c) }).unwrap();
+    c
+}
+
+#[test]
+fn devices_answer_through_typed_and_grouped_views() {
+    let (d, _g) = soft();
+    let devices = d.list_devices().unwrap();
+    assert_eq!(devices.len(), 2);
+    let (a, b) = (devices[0], devices[1]);
+    assert_eq!(a.compute_capability().unwrap(), (9, 0));
+    assert_eq!(b.compute().unwrap().capability, (8, 0));
+    assert_eq!(a.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE).unwrap(), 32);
+    let limits = a.launch_limits().unwrap();
+    assert_eq!(limits.max_threads_per_block, 1024);
+    assert_eq!(limits.max_block_dim, [1024, 1024, 64]);
+    assert!(limits.max_shared_per_block_optin > limits.max_shared_per_block);
+    assert_eq!(a.memory().unwrap().total, a.total_memory().unwrap());
+    assert!(a.features().unwrap().unified_addressing);
+    assert_ne!(a.uuid().unwrap(), b.uuid().unwrap());
+    assert_ne!(a.name().unwrap(), b.name().unwrap());
+    assert_eq!(a.pci_bus_id().unwrap(), "00000000:10:00.0");
+    assert!(a.can_access_peer(&b).unwrap());
+    // Best: the highest compute capability.
+    assert_eq!(d.best_device().unwrap(), a);
+    assert!(d.device(7).is_err());
+    let unknown = CUdevice_attribute(9999);
+    assert_eq!(a.attribute(unknown), Err(CudaError::Driver(oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE)));
+}
+
+#[test]
+fn binding_restores_the_previous_context_even_on_panic() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let ctx = Context::new(&dev, CUctx_flags::CU_CTX_SCHED_AUTO).unwrap();
+    assert!(current(d).is_null(), "a new context is not left current");
+    let raw = ctx.raw();
+    let seen = ctx.bind(|cur| {
+        assert_eq!(cur.raw(), raw);
+        assert_eq!(cur.device().unwrap(), dev);
+        cur.synchronize().unwrap();
+        current(d)
+    });
+    assert_eq!(seen, Ok(raw));
+    assert!(current(d).is_null(), "unbound after the binding");
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = ctx.bind(|_| panic!("inside a binding"));
+    }));
+    assert!(r.is_err());
+    assert!(current(d).is_null(), "unbound after a panic too");
+    // ... and the thread may bind again.
+    assert_eq!(ctx.bind(|_| 7), Ok(7));
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn one_root_binding_per_thread_and_nesting_through_the_token() {
+    let (d, _g) = soft();
+    let (d0, d1) = (d.device(0).unwrap(), d.device(1).unwrap());
+    let (outer, inner) = (Context::new(&d0, CUctx_flags::empty()).unwrap(), Context::new(&d1, CUctx_flags::empty()).unwrap());
+    let r = outer.bind(|cur| {
+        assert_eq!(inner.bind(|_| ()), Err(CudaError::ContextAlreadyBound), "a second root binding is refused");
+        let nested = cur.push(&inner, |cur2| cur2.device().unwrap());
+        assert_eq!(nested, Ok(d1));
+        assert_eq!(cur.device().unwrap(), d0, "the outer context is current again");
+        cur.raw()
+    });
+    assert_eq!(r, Ok(outer.raw()));
+    drop((outer, inner));
+    no_leaks();
+}
+
+#[test]
+fn context_queries() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC).unwrap();
+    ctx.bind(|cur| {
+        assert!(cur.flags().unwrap().contains(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC));
+        cur.set_limit(CUlimit::CU_LIMIT_STACK_SIZE, 4096).unwrap();
+        assert_eq!(cur.limit(CUlimit::CU_LIMIT_STACK_SIZE).unwrap(), 4096);
+        assert_eq!(cur.stream_priority_range().unwrap(), (0, -5));
+        assert_eq!(cur.api_version().unwrap(), 3020);
+    })
+    .unwrap();
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn a_context_migrates_across_eight_threads() {
+    let (d, _g) = soft();
+    let mut ctx = Context::new(&d.device(1).unwrap(), CUctx_flags::empty()).unwrap();
+    let raw = ctx.raw().0 as usize; // raw handles are not Send; their value is
+    for i in 0..8 {
+        ctx = std::thread::spawn(move || {
+            let seen = ctx.bind(|cur| (cur.raw().0 as usize, cur.device().unwrap().ordinal())).unwrap();
+            assert_eq!(seen, (raw, 1), "thread {i}");
+            ctx
+        })
+        .join()
+        .unwrap();
+    }
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn primary_context_retains_are_counted() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let mut a = PrimaryContext::retain(&dev).unwrap();
+    let b = PrimaryContext::retain(&dev).unwrap();
+    assert_eq!(a.raw(), b.raw());
+    assert!(a.state().unwrap().active);
+    drop(b);
+    assert!(a.state().unwrap().active, "still retained once");
+    a.bind(|cur| cur.synchronize()).unwrap().unwrap();
+    a.reset().unwrap();
+    a.set_flags(CUctx_flags::CU_CTX_SCHED_YIELD).unwrap();
+    assert_eq!(a.state().unwrap().flags, CUctx_flags::CU_CTX_SCHED_YIELD);
+    drop(a);
+    assert_eq!(softcuda::control::live_counts().contexts, 0, "the last release destroys it");
+    no_leaks();
+}
