@@ -82,7 +82,11 @@ fn bind_raw<R>(
         ROOT_BOUND.with(|b| b.set(true));
     }
     let _unbind = Unbind { driver, root };
-    let mut token = CurrentContext { driver, raw, _brand: PhantomData };
+    let mut token = CurrentContext {
+        driver,
+        raw,
+        _brand: PhantomData,
+    };
     Ok(f(&mut token))
 }
 
@@ -105,7 +109,11 @@ impl Context {
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the flags are the typed set the driver defines.
         check(unsafe { t.cuCtxCreate_v3020()?(&mut raw, flags.bits(), device.raw()) })?;
-        let ctx = Context { driver, raw, _not_sync: PhantomData };
+        let ctx = Context {
+            driver,
+            raw,
+            _not_sync: PhantomData,
+        };
         // cuCtxCreate made it current: restore the previous context.
         let mut popped = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the context just pushed is popped.
@@ -119,7 +127,11 @@ impl Context {
     /// `raw` must be a live context created with `cuCtxCreate` of `driver`, owned by
     /// nobody else: the returned value destroys it.
     pub unsafe fn from_raw(driver: &'static Driver, raw: CUcontext) -> Context {
-        Context { driver, raw, _not_sync: PhantomData }
+        Context {
+            driver,
+            raw,
+            _not_sync: PhantomData,
+        }
     }
 
     /// The driver's handle.
@@ -130,7 +142,10 @@ impl Context {
     /// Makes the context current on this thread for the duration of `f`.
     /// [`CudaError::ContextAlreadyBound`] if this thread already has a root binding:
     /// nest with [`CurrentContext::push`] instead.
-    pub fn bind<R>(&self, f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R) -> Result<R, CudaError> {
+    pub fn bind<R>(
+        &self,
+        f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
+    ) -> Result<R, CudaError> {
         bind_raw(self.driver, self.raw, true, f)
     }
 }
@@ -177,8 +192,14 @@ impl PrimaryContext {
     pub fn retain(device: &Device) -> Result<PrimaryContext, CudaError> {
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
-        check(unsafe { device.driver().table().cuDevicePrimaryCtxRetain()?(&mut raw, device.raw()) })?;
-        Ok(PrimaryContext { device: *device, raw, _not_sync: PhantomData })
+        check(unsafe {
+            device.driver().table().cuDevicePrimaryCtxRetain()?(&mut raw, device.raw())
+        })?;
+        Ok(PrimaryContext {
+            device: *device,
+            raw,
+            _not_sync: PhantomData,
+        })
     }
 
     /// The driver's handle.
@@ -193,7 +214,10 @@ impl PrimaryContext {
 
     /// Makes the context current on this thread for the duration of `f` (see
     /// [`Context::bind`]).
-    pub fn bind<R>(&self, f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R) -> Result<R, CudaError> {
+    pub fn bind<R>(
+        &self,
+        f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
+    ) -> Result<R, CudaError> {
         bind_raw(self.device.driver(), self.raw, true, f)
     }
 
@@ -201,14 +225,28 @@ impl PrimaryContext {
     pub fn state(&self) -> Result<PrimaryState, CudaError> {
         let (mut flags, mut active): (c_uint, c_int) = (0, 0);
         // SAFETY: valid out-pointers.
-        check(unsafe { self.device.driver().table().cuDevicePrimaryCtxGetState()?(self.device.raw(), &mut flags, &mut active) })?;
-        Ok(PrimaryState { flags: CUctx_flags::from_bits_retain(flags), active: active != 0 })
+        check(unsafe {
+            self.device.driver().table().cuDevicePrimaryCtxGetState()?(
+                self.device.raw(),
+                &mut flags,
+                &mut active,
+            )
+        })?;
+        Ok(PrimaryState {
+            flags: CUctx_flags::from_bits_retain(flags),
+            active: active != 0,
+        })
     }
 
     /// Sets the flags it is created with (scheduling, ...).
     pub fn set_flags(&mut self, flags: CUctx_flags) -> Result<(), CudaError> {
         // SAFETY: plain values.
-        check(unsafe { self.device.driver().table().cuDevicePrimaryCtxSetFlags()?(self.device.raw(), flags.bits()) })
+        check(unsafe {
+            self.device.driver().table().cuDevicePrimaryCtxSetFlags()?(
+                self.device.raw(),
+                flags.bits(),
+            )
+        })
     }
 
     /// Destroys every allocation and resets all state of the primary context (CF19:
@@ -245,7 +283,11 @@ impl<'ctx> CurrentContext<'ctx> {
     /// Makes `ctx` current for the duration of `f`; this context is current again
     /// afterwards. The outer token is borrowed mutably meanwhile, so its objects
     /// cannot be used (CF3).
-    pub fn push<R>(&mut self, ctx: &Context, f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R) -> Result<R, CudaError> {
+    pub fn push<R>(
+        &mut self,
+        ctx: &Context,
+        f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R,
+    ) -> Result<R, CudaError> {
         bind_raw(self.driver, ctx.raw, false, f)
     }
 
@@ -312,7 +354,9 @@ impl<'ctx> CurrentContext<'ctx> {
     pub fn stream_priority_range(&self) -> Result<(i32, i32), CudaError> {
         let (mut least, mut greatest) = (0, 0);
         // SAFETY: valid out-pointers.
-        check(unsafe { self.driver.table().cuCtxGetStreamPriorityRange()?(&mut least, &mut greatest) })?;
+        check(unsafe {
+            self.driver.table().cuCtxGetStreamPriorityRange()?(&mut least, &mut greatest)
+        })?;
         Ok((least, greatest))
     }
 

@@ -39,7 +39,8 @@ impl Driver {
 
     /// The device of this ordinal.
     pub fn device(&'static self, ordinal: usize) -> Result<Device, CudaError> {
-        let ordinal = c_int::try_from(ordinal).map_err(|_| CudaError::Driver(crate::sys::CUresult::CUDA_ERROR_INVALID_DEVICE))?;
+        let ordinal = c_int::try_from(ordinal)
+            .map_err(|_| CudaError::Driver(crate::sys::CUresult::CUDA_ERROR_INVALID_DEVICE))?;
         let mut raw: CUdevice = 0;
         // SAFETY: a valid out-pointer.
         check(unsafe { self.table().cuDeviceGet()?(&mut raw, ordinal) })?;
@@ -57,12 +58,18 @@ impl Driver {
     pub fn best_device(&'static self) -> Result<Device, CudaError> {
         let mut best: Option<(Device, ((u32, u32), i32, usize))> = None;
         for d in self.list_devices()? {
-            let key = (d.compute_capability()?, d.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?, d.total_memory()?);
+            let key = (
+                d.compute_capability()?,
+                d.attribute(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+                d.total_memory()?,
+            );
             if best.as_ref().is_none_or(|(_, k)| key > *k) {
                 best = Some((d, key));
             }
         }
-        best.map(|(d, _)| d).ok_or(CudaError::Driver(crate::sys::CUresult::CUDA_ERROR_NO_DEVICE))
+        best.map(|(d, _)| d).ok_or(CudaError::Driver(
+            crate::sys::CUresult::CUDA_ERROR_NO_DEVICE,
+        ))
     }
 }
 
@@ -182,9 +189,13 @@ impl Device {
     pub fn name(&self) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 256];
         // SAFETY: the buffer's length is passed; the driver NUL-terminates.
-        check(unsafe { self.driver.table().cuDeviceGetName()?(buf.as_mut_ptr(), buf.len() as c_int, self.raw) })?;
+        check(unsafe {
+            self.driver.table().cuDeviceGetName()?(buf.as_mut_ptr(), buf.len() as c_int, self.raw)
+        })?;
         // SAFETY: NUL-terminated within the buffer (the last byte stays 0 if truncated).
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned())
     }
 
     /// The UUID.
@@ -203,9 +214,17 @@ impl Device {
     pub fn pci_bus_id(&self) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 64];
         // SAFETY: the buffer's length is passed; the driver NUL-terminates.
-        check(unsafe { self.driver.table().cuDeviceGetPCIBusId()?(buf.as_mut_ptr(), buf.len() as c_int, self.raw) })?;
+        check(unsafe {
+            self.driver.table().cuDeviceGetPCIBusId()?(
+                buf.as_mut_ptr(),
+                buf.len() as c_int,
+                self.raw,
+            )
+        })?;
         // SAFETY: NUL-terminated within the buffer.
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned())
     }
 
     /// Device memory, bytes.
@@ -249,10 +268,13 @@ impl Device {
                 self.u(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
             max_shared_per_block: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
-            max_shared_per_block_optin: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            max_shared_per_block_optin: self
+                .u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             max_registers_per_block: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK)?,
-            max_threads_per_multiprocessor: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
-            max_blocks_per_multiprocessor: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+            max_threads_per_multiprocessor: self
+                .u(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+            max_blocks_per_multiprocessor: self
+                .u(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
         })
     }
 
@@ -264,7 +286,8 @@ impl Device {
             l2_cache: self.u(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             bus_width_bits: self.u(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
             clock_khz: self.u(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
-            shared_per_multiprocessor: self.u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+            shared_per_multiprocessor: self
+                .u(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
         })
     }
 
@@ -279,7 +302,8 @@ impl Device {
             cooperative_launch: self.flag(A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)?,
             cluster_launch: self.flag(A::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)?,
             memory_pools: self.flag(A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)?,
-            virtual_memory_management: self.flag(A::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)?,
+            virtual_memory_management: self
+                .flag(A::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)?,
             stream_priorities: self.flag(A::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED)?,
             tensor_map_access: self.flag(A::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED)?,
         })
@@ -289,7 +313,9 @@ impl Device {
     pub fn can_access_peer(&self, peer: &Device) -> Result<bool, CudaError> {
         let mut can: c_int = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.driver.table().cuDeviceCanAccessPeer()?(&mut can, self.raw, peer.raw) })?;
+        check(unsafe {
+            self.driver.table().cuDeviceCanAccessPeer()?(&mut can, self.raw, peer.raw)
+        })?;
         Ok(can != 0)
     }
 }

@@ -87,7 +87,10 @@ impl DriverOptions {
     /// softcuda, the software driver, in-process (the `soft` feature).
     #[cfg(feature = "soft")]
     pub fn software() -> Self {
-        Self { software: true, ..Self::default() }
+        Self {
+            software: true,
+            ..Self::default()
+        }
     }
 
     /// Load exactly this library; no other is tried.
@@ -153,7 +156,11 @@ impl Driver {
             // SAFETY: softcuda declares cuGetProcAddress_v2 with its own C types, which
             // have the ABI of the crate's (`#[repr(transparent)]` integers, pointers),
             // and follows the driver's contract; it lives as long as the process.
-            let get = unsafe { core::mem::transmute::<*const (), pfn::cuGetProcAddress>(softcuda::cuGetProcAddress_v2 as *const ()) };
+            let get = unsafe {
+                core::mem::transmute::<*const (), pfn::cuGetProcAddress>(
+                    softcuda::cuGetProcAddress_v2 as *const (),
+                )
+            };
             // SAFETY: as above.
             return unsafe { Self::from_proc_address(get, options) };
         }

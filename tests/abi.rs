@@ -337,15 +337,59 @@ fn softcudas_own_c_types_agree_with_the_header() {
             $(assert_eq!(offset_of!($ours, $f), offset_of!($theirs, $f), concat!(stringify!($theirs), ".", stringify!($f)));)*
         };
     }
-    same_layout!(sys::CUDA_MEMCPY2D, sc::CUDA_MEMCPY2D, [
-        srcXInBytes, srcY, srcMemoryType, srcHost, srcDevice, srcArray, srcPitch, dstXInBytes, dstY,
-        dstMemoryType, dstHost, dstDevice, dstArray, dstPitch, WidthInBytes, Height
-    ]);
-    same_layout!(sys::CUDA_MEMCPY3D, sc::CUDA_MEMCPY3D, [
-        srcXInBytes, srcY, srcZ, srcLOD, srcMemoryType, srcHost, srcDevice, srcArray, reserved0, srcPitch,
-        srcHeight, dstXInBytes, dstY, dstZ, dstLOD, dstMemoryType, dstHost, dstDevice, dstArray, reserved1,
-        dstPitch, dstHeight, WidthInBytes, Height, Depth
-    ]);
+    same_layout!(
+        sys::CUDA_MEMCPY2D,
+        sc::CUDA_MEMCPY2D,
+        [
+            srcXInBytes,
+            srcY,
+            srcMemoryType,
+            srcHost,
+            srcDevice,
+            srcArray,
+            srcPitch,
+            dstXInBytes,
+            dstY,
+            dstMemoryType,
+            dstHost,
+            dstDevice,
+            dstArray,
+            dstPitch,
+            WidthInBytes,
+            Height
+        ]
+    );
+    same_layout!(
+        sys::CUDA_MEMCPY3D,
+        sc::CUDA_MEMCPY3D,
+        [
+            srcXInBytes,
+            srcY,
+            srcZ,
+            srcLOD,
+            srcMemoryType,
+            srcHost,
+            srcDevice,
+            srcArray,
+            reserved0,
+            srcPitch,
+            srcHeight,
+            dstXInBytes,
+            dstY,
+            dstZ,
+            dstLOD,
+            dstMemoryType,
+            dstHost,
+            dstDevice,
+            dstArray,
+            reserved1,
+            dstPitch,
+            dstHeight,
+            WidthInBytes,
+            Height,
+            Depth
+        ]
+    );
     same_layout!(sys::CUuuid, sc::CUuuid, [bytes]);
     same_layout!(sys::CUipcMemHandle, sc::CUipcMemHandle, [reserved]);
     use sys::CUresult as R;
@@ -358,7 +402,10 @@ fn softcudas_own_c_types_agree_with_the_header() {
         (sc::code::INVALID_DEVICE, R::CUDA_ERROR_INVALID_DEVICE),
         (sc::code::INVALID_IMAGE, R::CUDA_ERROR_INVALID_IMAGE),
         (sc::code::INVALID_CONTEXT, R::CUDA_ERROR_INVALID_CONTEXT),
-        (sc::code::CONTEXT_ALREADY_CURRENT, R::CUDA_ERROR_CONTEXT_ALREADY_CURRENT),
+        (
+            sc::code::CONTEXT_ALREADY_CURRENT,
+            R::CUDA_ERROR_CONTEXT_ALREADY_CURRENT,
+        ),
         (sc::code::NO_BINARY_FOR_GPU, R::CUDA_ERROR_NO_BINARY_FOR_GPU),
         (sc::code::INVALID_PTX, R::CUDA_ERROR_INVALID_PTX),
         (sc::code::INVALID_SOURCE, R::CUDA_ERROR_INVALID_SOURCE),
@@ -368,15 +415,42 @@ fn softcudas_own_c_types_agree_with_the_header() {
         (sc::code::NOT_FOUND, R::CUDA_ERROR_NOT_FOUND),
         (sc::code::NOT_READY, R::CUDA_ERROR_NOT_READY),
         (sc::code::ILLEGAL_ADDRESS, R::CUDA_ERROR_ILLEGAL_ADDRESS),
-        (sc::code::LAUNCH_OUT_OF_RESOURCES, R::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES),
-        (sc::code::PEER_ACCESS_ALREADY_ENABLED, R::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED),
-        (sc::code::PEER_ACCESS_NOT_ENABLED, R::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED),
-        (sc::code::PRIMARY_CONTEXT_ACTIVE, R::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE),
-        (sc::code::CONTEXT_IS_DESTROYED, R::CUDA_ERROR_CONTEXT_IS_DESTROYED),
-        (sc::code::HOST_MEMORY_ALREADY_REGISTERED, R::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED),
-        (sc::code::HOST_MEMORY_NOT_REGISTERED, R::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
-        (sc::code::ILLEGAL_INSTRUCTION, R::CUDA_ERROR_ILLEGAL_INSTRUCTION),
-        (sc::code::MISALIGNED_ADDRESS, R::CUDA_ERROR_MISALIGNED_ADDRESS),
+        (
+            sc::code::LAUNCH_OUT_OF_RESOURCES,
+            R::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+        ),
+        (
+            sc::code::PEER_ACCESS_ALREADY_ENABLED,
+            R::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
+        ),
+        (
+            sc::code::PEER_ACCESS_NOT_ENABLED,
+            R::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+        ),
+        (
+            sc::code::PRIMARY_CONTEXT_ACTIVE,
+            R::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE,
+        ),
+        (
+            sc::code::CONTEXT_IS_DESTROYED,
+            R::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+        ),
+        (
+            sc::code::HOST_MEMORY_ALREADY_REGISTERED,
+            R::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+        ),
+        (
+            sc::code::HOST_MEMORY_NOT_REGISTERED,
+            R::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+        ),
+        (
+            sc::code::ILLEGAL_INSTRUCTION,
+            R::CUDA_ERROR_ILLEGAL_INSTRUCTION,
+        ),
+        (
+            sc::code::MISALIGNED_ADDRESS,
+            R::CUDA_ERROR_MISALIGNED_ADDRESS,
+        ),
         (sc::code::LAUNCH_FAILED, R::CUDA_ERROR_LAUNCH_FAILED),
         (sc::code::NOT_PERMITTED, R::CUDA_ERROR_NOT_PERMITTED),
         (sc::code::NOT_SUPPORTED, R::CUDA_ERROR_NOT_SUPPORTED),
@@ -384,10 +458,25 @@ fn softcudas_own_c_types_agree_with_the_header() {
     ] {
         assert_eq!(ours, theirs.0, "{theirs:?}");
     }
-    assert_eq!(sc::CU_MEMORYTYPE_DEVICE, sys::CUmemorytype::CU_MEMORYTYPE_DEVICE.0);
-    assert_eq!(sc::CU_MEMORYTYPE_HOST, sys::CUmemorytype::CU_MEMORYTYPE_HOST.0);
-    assert_eq!(sc::CU_MEMORYTYPE_ARRAY, sys::CUmemorytype::CU_MEMORYTYPE_ARRAY.0);
-    assert_eq!(sc::CU_MEMORYTYPE_UNIFIED, sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED.0);
+    assert_eq!(
+        sc::CU_MEMORYTYPE_DEVICE,
+        sys::CUmemorytype::CU_MEMORYTYPE_DEVICE.0
+    );
+    assert_eq!(
+        sc::CU_MEMORYTYPE_HOST,
+        sys::CUmemorytype::CU_MEMORYTYPE_HOST.0
+    );
+    assert_eq!(
+        sc::CU_MEMORYTYPE_ARRAY,
+        sys::CUmemorytype::CU_MEMORYTYPE_ARRAY.0
+    );
+    assert_eq!(
+        sc::CU_MEMORYTYPE_UNIFIED,
+        sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED.0
+    );
     assert_eq!(sc::CU_STREAM_LEGACY, sys::CU_STREAM_LEGACY.0 as usize);
-    assert_eq!(sc::CU_STREAM_PER_THREAD, sys::CU_STREAM_PER_THREAD.0 as usize);
+    assert_eq!(
+        sc::CU_STREAM_PER_THREAD,
+        sys::CU_STREAM_PER_THREAD.0 as usize
+    );
 }

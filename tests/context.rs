@@ -17,7 +17,10 @@ fn soft() -> (&'static Driver, MutexGuard<'static, ()>) {
 }
 
 fn no_leaks() {
-    assert_eq!(softcuda::control::live_counts(), softcuda::control::Counts::default());
+    assert_eq!(
+        softcuda::control::live_counts(),
+        softcuda::control::Counts::default()
+    );
 }
 
 fn current(d: &Driver) -> oxicuda_driver::sys::CUcontext {
@@ -34,7 +37,11 @@ fn devices_answer_through_typed_and_grouped_views() {
     let (a, b) = (devices[0], devices[1]);
     assert_eq!(a.compute_capability().unwrap(), (9, 0));
     assert_eq!(b.compute().unwrap().capability, (8, 0));
-    assert_eq!(a.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE).unwrap(), 32);
+    assert_eq!(
+        a.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE)
+            .unwrap(),
+        32
+    );
     let limits = a.launch_limits().unwrap();
     assert_eq!(limits.max_threads_per_block, 1024);
     assert_eq!(limits.max_block_dim, [1024, 1024, 64]);
@@ -49,7 +56,12 @@ fn devices_answer_through_typed_and_grouped_views() {
     assert_eq!(d.best_device().unwrap(), a);
     assert!(d.device(7).is_err());
     let unknown = CUdevice_attribute(9999);
-    assert_eq!(a.attribute(unknown), Err(CudaError::Driver(oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE)));
+    assert_eq!(
+        a.attribute(unknown),
+        Err(CudaError::Driver(
+            oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE
+        ))
+    );
 }
 
 #[test]
@@ -82,12 +94,23 @@ fn binding_restores_the_previous_context_even_on_panic() {
 fn one_root_binding_per_thread_and_nesting_through_the_token() {
     let (d, _g) = soft();
     let (d0, d1) = (d.device(0).unwrap(), d.device(1).unwrap());
-    let (outer, inner) = (Context::new(&d0, CUctx_flags::empty()).unwrap(), Context::new(&d1, CUctx_flags::empty()).unwrap());
+    let (outer, inner) = (
+        Context::new(&d0, CUctx_flags::empty()).unwrap(),
+        Context::new(&d1, CUctx_flags::empty()).unwrap(),
+    );
     let r = outer.bind(|cur| {
-        assert_eq!(inner.bind(|_| ()), Err(CudaError::ContextAlreadyBound), "a second root binding is refused");
+        assert_eq!(
+            inner.bind(|_| ()),
+            Err(CudaError::ContextAlreadyBound),
+            "a second root binding is refused"
+        );
         let nested = cur.push(&inner, |cur2| cur2.device().unwrap());
         assert_eq!(nested, Ok(d1));
-        assert_eq!(cur.device().unwrap(), d0, "the outer context is current again");
+        assert_eq!(
+            cur.device().unwrap(),
+            d0,
+            "the outer context is current again"
+        );
         cur.raw()
     });
     assert_eq!(r, Ok(outer.raw()));
@@ -98,9 +121,17 @@ fn one_root_binding_per_thread_and_nesting_through_the_token() {
 #[test]
 fn context_queries() {
     let (d, _g) = soft();
-    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC).unwrap();
+    let ctx = Context::new(
+        &d.device(0).unwrap(),
+        CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC,
+    )
+    .unwrap();
     ctx.bind(|cur| {
-        assert!(cur.flags().unwrap().contains(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC));
+        assert!(
+            cur.flags()
+                .unwrap()
+                .contains(CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC)
+        );
         cur.set_limit(CUlimit::CU_LIMIT_STACK_SIZE, 4096).unwrap();
         assert_eq!(cur.limit(CUlimit::CU_LIMIT_STACK_SIZE).unwrap(), 4096);
         assert_eq!(cur.stream_priority_range().unwrap(), (0, -5));
@@ -118,7 +149,9 @@ fn a_context_migrates_across_eight_threads() {
     let raw = ctx.raw().0 as usize; // raw handles are not Send; their value is
     for i in 0..8 {
         ctx = std::thread::spawn(move || {
-            let seen = ctx.bind(|cur| (cur.raw().0 as usize, cur.device().unwrap().ordinal())).unwrap();
+            let seen = ctx
+                .bind(|cur| (cur.raw().0 as usize, cur.device().unwrap().ordinal()))
+                .unwrap();
             assert_eq!(seen, (raw, 1), "thread {i}");
             ctx
         })
@@ -144,6 +177,10 @@ fn primary_context_retains_are_counted() {
     a.set_flags(CUctx_flags::CU_CTX_SCHED_YIELD).unwrap();
     assert_eq!(a.state().unwrap().flags, CUctx_flags::CU_CTX_SCHED_YIELD);
     drop(a);
-    assert_eq!(softcuda::control::live_counts().contexts, 0, "the last release destroys it");
+    assert_eq!(
+        softcuda::control::live_counts().contexts,
+        0,
+        "the last release destroys it"
+    );
     no_leaks();
 }

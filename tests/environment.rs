@@ -31,7 +31,11 @@ fn the_environment_choice_is_honoured_or_reported() {
 
     unsafe { std::env::set_var(loader::ENV_DRIVER, "soft") };
     let err = DriverOptions::from_env().unwrap_err();
-    assert!(err.to_string().contains("conflicts with OXICUDA_DRIVER_PATH"), "two choices: {err}");
+    assert!(
+        err.to_string()
+            .contains("conflicts with OXICUDA_DRIVER_PATH"),
+        "two choices: {err}"
+    );
     unsafe { std::env::remove_var(loader::ENV_DRIVER_PATH) };
     // The tests build the crate with the `soft` feature: softcuda is chosen.
     assert_eq!(DriverOptions::from_env(), Ok(DriverOptions::software()));

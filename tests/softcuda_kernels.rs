@@ -14,7 +14,12 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn libsoftcuda() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().parent().unwrap().join("libsoftcuda.so");
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("libsoftcuda.so");
     assert!(path.exists(), "{} is not built", path.display());
     path
 }
@@ -44,11 +49,20 @@ impl Gpu {
         check(unsafe { d.table().cuCtxCreate_v3020().unwrap()(&mut ctx, 0, 0) }).unwrap();
         // The same library, for its test controls (dlopen shares the instance).
         let live_count = unsafe { libloading::Library::new(&path) }.unwrap();
-        Gpu { d, ctx, modules: Vec::new(), buffers: Vec::new(), live_count, _serial: serial }
+        Gpu {
+            d,
+            ctx,
+            modules: Vec::new(),
+            buffers: Vec::new(),
+            live_count,
+            _serial: serial,
+        }
     }
 
     fn function(&mut self, ptx_file: &str, name: &str) -> CUfunction {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels").join(ptx_file);
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("kernels")
+            .join(ptx_file);
         let text = CString::new(std::fs::read_to_string(path).unwrap()).unwrap();
         let t = self.d.table();
         let (mut m, mut f) = (CUmodule::NULL, CUfunction::NULL);
@@ -74,15 +88,34 @@ impl Gpu {
     fn download<T: Copy + Default>(&self, p: CUdeviceptr, n: usize) -> Vec<T> {
         let mut v = vec![T::default(); n];
         let t = self.d.table();
-        check(unsafe { t.cuMemcpyDtoH().unwrap()(v.as_mut_ptr().cast(), p, n * size_of::<T>()) }).unwrap();
+        check(unsafe { t.cuMemcpyDtoH().unwrap()(v.as_mut_ptr().cast(), p, n * size_of::<T>()) })
+            .unwrap();
         v
     }
 
-    fn launch(&self, f: CUfunction, grid: (u32, u32, u32), block: (u32, u32, u32), args: &mut [*mut c_void]) {
+    fn launch(
+        &self,
+        f: CUfunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &mut [*mut c_void],
+    ) {
         let t = self.d.table();
         let launch = t.cuLaunchKernel().unwrap();
         let r = unsafe {
-            launch(f, grid.0, grid.1, grid.2, block.0, block.1, block.2, 0, CUstream::NULL, args.as_mut_ptr(), std::ptr::null_mut())
+            launch(
+                f,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                0,
+                CUstream::NULL,
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
         };
         check(r).unwrap();
     }
@@ -103,7 +136,13 @@ impl Drop for Gpu {
                 .live_count
                 .get::<unsafe extern "C" fn(*const c_char) -> c_int>(b"softcuda_live_count\0")
                 .unwrap();
-            for kind in [c"contexts", c"modules", c"allocations", c"streams", c"events"] {
+            for kind in [
+                c"contexts",
+                c"modules",
+                c"allocations",
+                c"streams",
+                c"events",
+            ] {
                 let n = count(kind.as_ptr());
                 if !std::thread::panicking() {
                     assert_eq!(n, 0, "{} left alive", CStr::to_str(kind).unwrap());
@@ -124,8 +163,17 @@ fn vector_add() {
     let n = 5000u32;
     let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
     let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
-    let (da, db, dc) = (g.upload(&a), g.upload(&b), g.upload(&vec![0f32; n as usize]));
-    g.launch(f, (n.div_ceil(256), 1, 1), (256, 1, 1), &mut args![da, db, dc, n]);
+    let (da, db, dc) = (
+        g.upload(&a),
+        g.upload(&b),
+        g.upload(&vec![0f32; n as usize]),
+    );
+    g.launch(
+        f,
+        (n.div_ceil(256), 1, 1),
+        (256, 1, 1),
+        &mut args![da, db, dc, n],
+    );
     let c: Vec<f32> = g.download(dc, n as usize);
     assert!((0..n as usize).all(|i| c[i] == a[i] + b[i]));
 }
@@ -139,7 +187,12 @@ fn saxpy() {
     let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
     let (dx, dy) = (g.upload(&x), g.upload(&y));
     let a = 2.5f32;
-    g.launch(f, ((n as u32).div_ceil(128), 1, 1), (128, 1, 1), &mut args![a, dx, dy, n]);
+    g.launch(
+        f,
+        ((n as u32).div_ceil(128), 1, 1),
+        (128, 1, 1),
+        &mut args![a, dx, dy, n],
+    );
     let out: Vec<f32> = g.download(dy, n as usize);
     // saxpy compiles to fma.rn.f32: one rounding.
     assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
@@ -183,14 +236,24 @@ fn warp_shuffle_reduction_with_atomics() {
     let n = 4099i32;
     let input: Vec<i32> = (0..n).map(|i| i % 100 - 50).collect();
     let (din, dtotal) = (g.upload(&input), g.upload(&[0i32]));
-    g.launch(fi, ((n as u32).div_ceil(256), 1, 1), (256, 1, 1), &mut args![din, dtotal, n]);
+    g.launch(
+        fi,
+        ((n as u32).div_ceil(256), 1, 1),
+        (256, 1, 1),
+        &mut args![din, dtotal, n],
+    );
     let total: Vec<i32> = g.download(dtotal, 1);
     assert_eq!(total[0], input.iter().sum::<i32>());
 
     let ff = g.function("warp_reduce.ptx", "warp_sum_f32");
     let input: Vec<f32> = (0..n).map(|i| (i % 10) as f32 * 0.25).collect();
     let (din, dtotal) = (g.upload(&input), g.upload(&[0f32]));
-    g.launch(ff, ((n as u32).div_ceil(128), 1, 1), (128, 1, 1), &mut args![din, dtotal, n]);
+    g.launch(
+        ff,
+        ((n as u32).div_ceil(128), 1, 1),
+        (128, 1, 1),
+        &mut args![din, dtotal, n],
+    );
     let total: Vec<f32> = g.download(dtotal, 1);
     assert!(close(total[0], input.iter().sum::<f32>()), "{}", total[0]);
 }
@@ -214,8 +277,16 @@ fn two_dimensional_kernels() {
     let (rows, cols) = (45i32, 70i32);
     let input: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
     let t = g.function("transpose.ptx", "transpose");
-    let (din, dout) = (g.upload(&input), g.upload(&vec![0f32; (rows * cols) as usize]));
-    g.launch(t, ((cols as u32).div_ceil(32), (rows as u32).div_ceil(32), 1), (32, 8, 1), &mut args![din, dout, rows, cols]);
+    let (din, dout) = (
+        g.upload(&input),
+        g.upload(&vec![0f32; (rows * cols) as usize]),
+    );
+    g.launch(
+        t,
+        ((cols as u32).div_ceil(32), (rows as u32).div_ceil(32), 1),
+        (32, 8, 1),
+        &mut args![din, dout, rows, cols],
+    );
     let out: Vec<f32> = g.download(dout, (rows * cols) as usize);
     for r in 0..rows {
         for c in 0..cols {
@@ -225,8 +296,17 @@ fn two_dimensional_kernels() {
     let add = g.function("transpose.ptx", "add2d");
     let a: Vec<i32> = (0..rows * cols).collect();
     let b: Vec<i32> = (0..rows * cols).map(|i| 7 * i).collect();
-    let (da, db, dc) = (g.upload(&a), g.upload(&b), g.upload(&vec![0i32; (rows * cols) as usize]));
-    g.launch(add, ((cols as u32).div_ceil(16), (rows as u32).div_ceil(16), 1), (16, 16, 1), &mut args![da, db, dc, rows, cols]);
+    let (da, db, dc) = (
+        g.upload(&a),
+        g.upload(&b),
+        g.upload(&vec![0i32; (rows * cols) as usize]),
+    );
+    g.launch(
+        add,
+        ((cols as u32).div_ceil(16), (rows as u32).div_ceil(16), 1),
+        (16, 16, 1),
+        &mut args![da, db, dc, rows, cols],
+    );
     let c: Vec<i32> = g.download(dc, (rows * cols) as usize);
     assert!((0..(rows * cols) as usize).all(|i| c[i] == 8 * a[i]));
 }
@@ -239,12 +319,24 @@ fn a_kernel_calling_device_functions() {
     let degree = 5i32;
     let x: Vec<f32> = (0..n).map(|i| i as f32 / n as f32).collect();
     let coeffs: Vec<f32> = (0..8).map(|k| k as f32 - 2.0).collect();
-    let (dx, dc, dy, dz) = (g.upload(&x), g.upload(&coeffs), g.upload(&vec![0f32; n as usize]), g.upload(&vec![0i64; n as usize]));
-    g.launch(f, (4, 1, 1), (128, 1, 1), &mut args![dx, dc, dy, dz, degree, n]);
+    let (dx, dc, dy, dz) = (
+        g.upload(&x),
+        g.upload(&coeffs),
+        g.upload(&vec![0f32; n as usize]),
+        g.upload(&vec![0i64; n as usize]),
+    );
+    g.launch(
+        f,
+        (4, 1, 1),
+        (128, 1, 1),
+        &mut args![dx, dc, dy, dz, degree, n],
+    );
     let y: Vec<f32> = g.download(dy, n as usize);
     let z: Vec<i64> = g.download(dz, n as usize);
     for i in 0..n as usize {
-        let want = (0..=degree as usize).rev().fold(0f32, |acc, k| acc * x[i] + coeffs[k & 7]);
+        let want = (0..=degree as usize)
+            .rev()
+            .fold(0f32, |acc, k| acc * x[i] + coeffs[k & 7]);
         assert!(close(y[i], want), "y[{i}] = {} vs {want}", y[i]);
         assert_eq!(z[i], ((i as i64) << 33) * 3 + i as i64);
     }
@@ -257,13 +349,28 @@ fn tiled_matrix_multiply() {
     let (m, n, k) = (37i32, 29i32, 43i32);
     let a: Vec<f32> = (0..m * k).map(|i| ((i % 11) as f32 - 5.0) * 0.5).collect();
     let b: Vec<f32> = (0..k * n).map(|i| ((i % 7) as f32 - 3.0) * 0.25).collect();
-    let (da, db, dc) = (g.upload(&a), g.upload(&b), g.upload(&vec![0f32; (m * n) as usize]));
-    g.launch(f, ((n as u32).div_ceil(16), (m as u32).div_ceil(16), 1), (16, 16, 1), &mut args![da, db, dc, m, n, k]);
+    let (da, db, dc) = (
+        g.upload(&a),
+        g.upload(&b),
+        g.upload(&vec![0f32; (m * n) as usize]),
+    );
+    g.launch(
+        f,
+        ((n as u32).div_ceil(16), (m as u32).div_ceil(16), 1),
+        (16, 16, 1),
+        &mut args![da, db, dc, m, n, k],
+    );
     let c: Vec<f32> = g.download(dc, (m * n) as usize);
     for r in 0..m as usize {
         for col in 0..n as usize {
-            let want: f32 = (0..k as usize).map(|j| a[r * k as usize + j] * b[j * n as usize + col]).sum();
-            assert!(close(c[r * n as usize + col], want), "C[{r}][{col}] = {} vs {want}", c[r * n as usize + col]);
+            let want: f32 = (0..k as usize)
+                .map(|j| a[r * k as usize + j] * b[j * n as usize + col])
+                .sum();
+            assert!(
+                close(c[r * n as usize + col], want),
+                "C[{r}][{col}] = {} vs {want}",
+                c[r * n as usize + col]
+            );
         }
     }
 }

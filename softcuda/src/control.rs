@@ -39,7 +39,11 @@ pub fn reset() {
 /// Replaces the devices and the reported version. Refused while any context exists.
 pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
     let peer_links = state::config().peer_links;
-    state::configure(Config { version, devices, peer_links })
+    state::configure(Config {
+        version,
+        devices,
+        peer_links,
+    })
 }
 
 /// Sets the peer topology: `None` lets every distinct pair of devices access each

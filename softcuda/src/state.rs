@@ -82,8 +82,15 @@ impl Config {
             .ok()
             .and_then(|s| Profile::parse_list(&s))
             .unwrap_or_else(Profile::defaults);
-        let peer_links = std::env::var("SOFTCUDA_P2P").ok().and_then(|s| parse_links(&s)).unwrap_or(None);
-        Self { version, devices, peer_links }
+        let peer_links = std::env::var("SOFTCUDA_P2P")
+            .ok()
+            .and_then(|s| parse_links(&s))
+            .unwrap_or(None);
+        Self {
+            version,
+            devices,
+            peer_links,
+        }
     }
 
     /// Whether device `a` can access device `b`'s memory.

@@ -139,8 +139,12 @@ impl Stream {
 /// as the driver's implicit synchronisation does. Takes the state lock only to list
 /// the streams, never while waiting.
 pub fn drain(ctx: Option<u64>) {
-    let streams: Vec<Arc<Stream>> =
-        state::state().streams.values().filter(|s| ctx.is_none_or(|c| s.ctx == c)).cloned().collect();
+    let streams: Vec<Arc<Stream>> = state::state()
+        .streams
+        .values()
+        .filter(|s| ctx.is_none_or(|c| s.ctx == c))
+        .cloned()
+        .collect();
     for s in streams {
         let _ = s.synchronize();
     }

@@ -107,7 +107,11 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut CUcontext, dev: CUd
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxRelease", {
-        let primary = { let s = state::state(); device(&s, dev)?; s.primaries[dev as usize] };
+        let primary = {
+            let s = state::state();
+            device(&s, dev)?;
+            s.primaries[dev as usize]
+        };
         if primary.refs == 1 {
             crate::stream::drain(primary.ctx);
         }
@@ -163,7 +167,11 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
     api!("cuDevicePrimaryCtxReset", {
-        let primary = { let s = state::state(); device(&s, dev)?; s.primaries[dev as usize].ctx };
+        let primary = {
+            let s = state::state();
+            device(&s, dev)?;
+            s.primaries[dev as usize].ctx
+        };
         if primary.is_some() {
             crate::stream::drain(primary);
         }
@@ -179,7 +187,11 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
 
 /// `cuCtxCreate_v2`: creates a context and pushes it on this thread's stack.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuCtxCreate_v2(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxCreate_v2(
+    pctx: *mut CUcontext,
+    flags: c_uint,
+    dev: CUdevice,
+) -> CUresult {
     api!("cuCtxCreate", {
         if pctx.is_null() || flags & !FLAGS_MASK != 0 {
             return Err(code::INVALID_VALUE);
@@ -396,7 +408,10 @@ pub unsafe extern "C" fn cuCtxSetCacheConfig(config: c_uint) -> CUresult {
 
 /// `cuCtxGetStreamPriorityRange`: least 0, greatest -5 (as on sm_80/sm_90).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
+    least: *mut c_int,
+    greatest: *mut c_int,
+) -> CUresult {
     api!("cuCtxGetStreamPriorityRange", {
         state::current_ctx(&state::state())?;
         if !least.is_null() {

@@ -104,7 +104,11 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -
 
 /// `cuDeviceGetAttribute`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    value: *mut c_int,
+    attr: c_uint,
+    dev: CUdevice,
+) -> CUresult {
     api!("cuDeviceGetAttribute", {
         let s = state::state();
         let d = device(&s, dev)?;
@@ -117,7 +121,11 @@ pub unsafe extern "C" fn cuDeviceGetAttribute(value: *mut c_int, attr: c_uint, d
 
 /// `cuDeviceGetPCIBusId`: `domain:bus:device.0`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDeviceGetPCIBusId(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetPCIBusId(
+    id: *mut c_char,
+    len: c_int,
+    dev: CUdevice,
+) -> CUresult {
     api!("cuDeviceGetPCIBusId", {
         let s = state::state();
         let d = device(&s, dev)?;

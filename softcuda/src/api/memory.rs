@@ -253,7 +253,11 @@ pub unsafe extern "C" fn cuMemGetAddressRange_v2(
 
 /// `cuMemHostAlloc`: pinned host memory, device-accessible at the same address.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostAlloc(
+    pp: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> CUresult {
     api!("cuMemHostAlloc", {
         if pp.is_null() || flags & !0x7 != 0 {
             return Err(code::INVALID_VALUE);
@@ -318,7 +322,11 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
 
 /// `cuMemHostRegister_v2`: the range becomes device-accessible; it stays the caller's.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuMemHostRegister_v2(p: *mut c_void, size: usize, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostRegister_v2(
+    p: *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> CUresult {
     api!("cuMemHostRegister", {
         if p.is_null() || size == 0 || flags & !0xF != 0 {
             return Err(code::INVALID_VALUE);
@@ -705,7 +713,10 @@ const IPC_MAGIC: &[u8; 8] = b"softcuda";
 
 /// `cuIpcGetMemHandle`: within this process, a handle names the allocation.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdeviceptr) -> CUresult {
+pub unsafe extern "C" fn cuIpcGetMemHandle(
+    handle: *mut CUipcMemHandle,
+    ptr: CUdeviceptr,
+) -> CUresult {
     api!("cuIpcGetMemHandle", {
         state::current_ctx(&state::state())?;
         let a = *state::memory()

@@ -252,7 +252,10 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 
 /// `cuModuleLoadFatBinary`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuModuleLoadFatBinary(pmod: *mut CUmodule, fatbin: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoadFatBinary(
+    pmod: *mut CUmodule,
+    fatbin: *const c_void,
+) -> CUresult {
     api!("cuModuleLoadFatBinary", {
         load(pmod, fatbin, 0, core::ptr::null(), core::ptr::null_mut())
     })
@@ -431,7 +434,11 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
 
 /// `cuFuncSetAttribute`: the dynamic shared memory opt-in and the carveout preference.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuFuncSetAttribute(hfunc: CUfunction, attr: c_uint, value: c_int) -> CUresult {
+pub unsafe extern "C" fn cuFuncSetAttribute(
+    hfunc: CUfunction,
+    attr: c_uint,
+    value: c_int,
+) -> CUresult {
     api!("cuFuncSetAttribute", {
         let mut s = state::state();
         state::require_init(&s)?;

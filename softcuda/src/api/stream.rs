@@ -253,7 +253,11 @@ pub unsafe extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult
 
 /// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_EXTERNAL` is for graphs only.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuEventRecordWithFlags(h: CUevent, stream: CUstream, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuEventRecordWithFlags(
+    h: CUevent,
+    stream: CUstream,
+    flags: c_uint,
+) -> CUresult {
     api!("cuEventRecordWithFlags", {
         if flags != 0 {
             return Err(code::INVALID_VALUE);
@@ -283,7 +287,11 @@ pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
 
 /// `cuEventElapsedTime`: milliseconds of host time between the two records.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: CUevent, end: CUevent) -> CUresult {
+pub unsafe extern "C" fn cuEventElapsedTime(
+    ms: *mut c_float,
+    start: CUevent,
+    end: CUevent,
+) -> CUresult {
     api!("cuEventElapsedTime", {
         state::require_init(&state::state())?;
         let (a, b) = (event_of(start)?, event_of(end)?);
@@ -307,21 +315,32 @@ fn attribute_default(s: &Stream, attr: c_uint) -> [u8; 64] {
 
 /// `cuStreamGetAttribute` (`CUstreamAttrValue` is 64 bytes).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuStreamGetAttribute(h: CUstream, attr: c_uint, value: *mut [u8; 64]) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetAttribute(
+    h: CUstream,
+    attr: c_uint,
+    value: *mut [u8; 64],
+) -> CUresult {
     api!("cuStreamGetAttribute", {
         state::current_ctx(&state::state())?;
         if !STREAM_ATTRIBUTES.contains(&attr) {
             return Err(code::INVALID_VALUE);
         }
         let s = stream_of(h)?;
-        let v = st::lock(&s.attributes).get(&attr).copied().unwrap_or_else(|| attribute_default(&s, attr));
+        let v = st::lock(&s.attributes)
+            .get(&attr)
+            .copied()
+            .unwrap_or_else(|| attribute_default(&s, attr));
         out(value, v)
     })
 }
 
 /// `cuStreamSetAttribute`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuStreamSetAttribute(h: CUstream, attr: c_uint, value: *const [u8; 64]) -> CUresult {
+pub unsafe extern "C" fn cuStreamSetAttribute(
+    h: CUstream,
+    attr: c_uint,
+    value: *const [u8; 64],
+) -> CUresult {
     api!("cuStreamSetAttribute", {
         state::current_ctx(&state::state())?;
         if !STREAM_ATTRIBUTES.contains(&attr) || value.is_null() {
@@ -329,7 +348,11 @@ pub unsafe extern "C" fn cuStreamSetAttribute(h: CUstream, attr: c_uint, value: 
         }
         // SAFETY: a CUstreamAttrValue, by the C contract.
         let v = unsafe { *value };
-        stream_of(h)?.attributes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(attr, v);
+        stream_of(h)?
+            .attributes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(attr, v);
         Ok(())
     })
 }
