@@ -41,9 +41,12 @@ thread_local! {
 pub struct CurrentContext<'ctx> {
     driver: &'static Driver,
     raw: CUcontext,
-    /// Invariant in `'ctx` (a brand), and neither `Send` nor `Sync`.
-    _brand: PhantomData<(fn(&'ctx ()) -> &'ctx (), *const ())>,
+    _brand: Brand<'ctx>,
 }
+
+/// Invariant in `'ctx` (a brand made fresh by each binding), and neither `Send` nor
+/// `Sync`.
+type Brand<'ctx> = PhantomData<(fn(&'ctx ()) -> &'ctx (), *const ())>;
 
 /// Pops the binding's context when the binding ends, also on unwind.
 struct Unbind {

@@ -56,7 +56,8 @@ impl Driver {
     /// compute capability, then the most multiprocessors, then the most memory, then
     /// the lowest ordinal. `CUDA_ERROR_NO_DEVICE` when there is none.
     pub fn best_device(&'static self) -> Result<Device, CudaError> {
-        let mut best: Option<(Device, ((u32, u32), i32, usize))> = None;
+        type Rank = ((u32, u32), i32, usize);
+        let mut best: Option<(Device, Rank)> = None;
         for d in self.list_devices()? {
             let key = (
                 d.compute_capability()?,

@@ -10,7 +10,7 @@ pub enum Chosen {
     /// The process-wide driver (system or explicitly chosen).
     System(&'static Driver),
     /// softcuda, in-process.
-    Soft(Driver),
+    Soft(Box<Driver>),
 }
 
 impl Chosen {
@@ -52,7 +52,7 @@ pub fn choose() -> Result<Chosen, CudaError> {
         {
             println!("No GPU here ({e}).");
             println!("Running on softcuda, the software CUDA driver.");
-            Ok(Chosen::Soft(soft()?))
+            Ok(Chosen::Soft(Box::new(soft()?)))
         }
         Err(e) => Err(e),
     }

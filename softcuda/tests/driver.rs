@@ -22,21 +22,15 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn ok(r: CUresult) {
-    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
-    unsafe {
-        assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-    }
+    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
 }
 
 fn no_leaks() {
-    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
-    unsafe {
-        assert_eq!(
-            control::live_counts(),
-            control::Counts::default(),
-            "objects left alive"
-        );
-    }
+    assert_eq!(
+        control::live_counts(),
+        control::Counts::default(),
+        "objects left alive"
+    );
 }
 
 /// Runs `f` with device `dev`'s primary context current, then releases it.
@@ -68,11 +62,11 @@ fn version_and_error_strings() {
         ok(cuGetErrorName(code::NO_DEVICE, &mut name));
         ok(cuGetErrorString(code::NO_DEVICE, &mut text));
         assert_eq!(
-            unsafe { CStr::from_ptr(name) }.to_str().unwrap(),
+            CStr::from_ptr(name).to_str().unwrap(),
             "CUDA_ERROR_NO_DEVICE"
         );
         assert_eq!(
-            unsafe { CStr::from_ptr(text) }.to_str().unwrap(),
+            CStr::from_ptr(text).to_str().unwrap(),
             "no CUDA-capable device is detected"
         );
         assert_eq!(cuGetErrorName(4242, &mut name), code::INVALID_VALUE);
@@ -114,7 +108,7 @@ fn two_distinct_devices_answer_consistently() {
         let mut name = [0 as c_char; 64];
         ok(cuDeviceGetName(name.as_mut_ptr(), 64, 0));
         assert!(
-            unsafe { CStr::from_ptr(name.as_ptr()) }
+            CStr::from_ptr(name.as_ptr())
                 .to_str()
                 .unwrap()
                 .contains("sm_90")
@@ -432,7 +426,7 @@ fn streams_run_in_order_and_events_order_streams() {
             ok(cuEventSynchronize(done));
             let mut ms = 0f32;
             ok(cuEventElapsedTime(&mut ms, start, done));
-            assert!(ms >= 55.0 && ms < 5000.0, "elapsed {ms} ms");
+            assert!((55.0..5000.0).contains(&ms), "elapsed {ms} ms");
             let mut untimed = std::ptr::null_mut();
             ok(cuEventCreate(&mut untimed, 0x2));
             ok(cuEventRecord(untimed, s1));
@@ -523,7 +517,7 @@ fn get_proc_address_follows_the_drivers_version_rules() {
         let (r, st, p) = ask(c"cuMemAlloc", 12090);
         assert_eq!((r, st), (code::SUCCESS, CU_GET_PROC_ADDRESS_SUCCESS));
         assert_eq!(
-            p as usize, cuMemAlloc_v2 as usize,
+            p as usize, cuMemAlloc_v2 as *const () as usize,
             "the 3.2 ABI is the newest at 12.9"
         );
         let (r, st, p) = ask(c"cuCtxCreate", 3020);
@@ -532,7 +526,7 @@ fn get_proc_address_follows_the_drivers_version_rules() {
             (
                 code::SUCCESS,
                 CU_GET_PROC_ADDRESS_SUCCESS,
-                cuCtxCreate_v2 as usize
+                cuCtxCreate_v2 as *const () as usize
             )
         );
         // At 12.9 cuCtxCreate means the 12.5 ABI, which softcuda does not implement: not
@@ -558,25 +552,22 @@ fn get_proc_address_follows_the_drivers_version_rules() {
         control::configure(12090, devices).unwrap();
         let mut p = std::ptr::null_mut();
         ok(cuGetProcAddress(c"cuInit".as_ptr(), &mut p, 12090, 0));
-        assert_eq!(p as usize, cuInit as usize);
+        assert_eq!(p as usize, cuInit as *const () as usize);
     }
 }
 
 #[test]
 fn configuration_is_refused_while_contexts_live() {
-    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
-    unsafe {
-        let _g = serial();
-        let devices = control::config().devices;
-        with_primary(0, |_| {
-            assert_eq!(
-                control::configure(12090, devices.clone()),
-                Err(code::ILLEGAL_STATE)
-            );
-        });
-        control::configure(12090, devices).unwrap();
-        no_leaks();
-    }
+    let _g = serial();
+    let devices = control::config().devices;
+    with_primary(0, |_| {
+        assert_eq!(
+            control::configure(12090, devices.clone()),
+            Err(code::ILLEGAL_STATE)
+        );
+    });
+    control::configure(12090, devices).unwrap();
+    no_leaks();
 }
 
 const VECTOR_ADD: &str = concat!(include_str!("../../kernels/vector_add.ptx"), "\0");
@@ -677,7 +668,7 @@ fn a_ptx_kernel_runs_through_the_driver_api() {
             ok(cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut occ, f, 256, 0,
             ));
-            assert!(occ >= 1 && occ <= 32, "{occ}");
+            assert!((1..=32).contains(&occ), "{occ}");
             let (mut grid, mut block) = (0, 0);
             ok(cuOccupancyMaxPotentialBlockSize(
                 &mut grid, &mut block, f, None, 0, 0,
@@ -769,10 +760,7 @@ fn jit_logs_and_refused_images() {
                 vals.as_mut_ptr(),
             );
             assert_eq!(r, code::INVALID_PTX);
-            let log = unsafe { CStr::from_ptr(err.as_ptr()) }
-                .to_str()
-                .unwrap()
-                .to_owned();
+            let log = CStr::from_ptr(err.as_ptr()).to_str().unwrap().to_owned();
             assert!(
                 log.contains("ptxas") && log.contains("frobnicate") && log.contains("line 6"),
                 "{log}"
@@ -789,7 +777,7 @@ fn jit_logs_and_refused_images() {
                 1024usize as *mut c_void,
                 info.as_mut_ptr().cast(),
                 1024usize as *mut c_void,
-                1usize as *mut c_void,
+                std::ptr::without_provenance_mut(1),
             ];
             ok(cuModuleLoadDataEx(
                 &mut m,
@@ -798,10 +786,7 @@ fn jit_logs_and_refused_images() {
                 opts.as_mut_ptr(),
                 vals.as_mut_ptr(),
             ));
-            let log = unsafe { CStr::from_ptr(info.as_ptr()) }
-                .to_str()
-                .unwrap()
-                .to_owned();
+            let log = CStr::from_ptr(info.as_ptr()).to_str().unwrap().to_owned();
             assert!(
                 log.contains("ptxas info") && log.contains("vector_add"),
                 "{log}"
