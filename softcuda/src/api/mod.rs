@@ -1,6 +1,6 @@
 //! The exported Driver API functions, grouped as the CUDA documentation groups them.
 //!
-//! Every function runs its body through [`api!`]: the call log and fault injection
+//! Every function runs its body through `api!`: the call log and fault injection
 //! first, then the body, with any panic caught and reported as `CUDA_ERROR_UNKNOWN`
 //! (a panic never unwinds into C). Bodies return `Result<(), CUresult>`.
 
