@@ -116,7 +116,7 @@ const UNSUPPORTED_INSTS: [&str; 38] = [
     "brkpt",
 ];
 
-/// Syntactic alignment helper.
+/// Rounds `v` up to a multiple of `a`.
 fn align_up(v: u32, a: u32) -> u32 {
     let a = a.max(1);
     v.div_ceil(a) * a

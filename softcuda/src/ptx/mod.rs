@@ -26,9 +26,19 @@
 //!   `0xFE..`, `0xFD..` and `0xFC..` (top byte), which no user-space host address
 //!   can have: `cvta` adds or removes the window, generic `ld`/`st`/`atom` decode it.
 //!
+//! Not supported (refused at load, naming the instruction or modifier): f16/bf16
+//! arithmetic (f16 conversions and loads/stores are supported), texture and surface
+//! instructions, tensor-core and async-copy instructions (`mma`, `wmma`, `cp.async`,
+//! `mbarrier`, ...), indirect calls and branches (`brx.idx`, calls through a
+//! register), `prmt` modes other than the default, `div`/`sqrt`/`rcp` with directed
+//! rounding, `fma.rz/rm/rp.f64`, `set`, `slct`, `.address_size 32`, initializers
+//! holding addresses, extern functions other than `vprintf` (device `printf`, which
+//! is built in).
+//!
 //! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile.rs` (checks and
 //! lowering to `ir.rs` operations), `arith.rs` (numeric semantics), `exec.rs` (the
-//! scheduler and interpreter loop), `log.rs` (ptxas-style logs).
+//! scheduler and interpreter loop), `printf.rs` (device `printf`), `log.rs`
+//! (ptxas-style logs).
 
 mod arith;
 mod compile;
