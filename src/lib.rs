@@ -27,7 +27,11 @@
 pub mod context;
 pub mod device;
 pub mod error;
+pub mod launch;
 pub mod loader;
+pub mod memory;
+pub mod module;
+pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod version;

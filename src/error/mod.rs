@@ -40,6 +40,38 @@ pub enum CudaError {
     /// `CurrentContext::push` instead.
     #[error("a context is already bound on this thread: nest with CurrentContext::push instead")]
     ContextAlreadyBound,
+    /// A copy between host and device (or two buffers) of different lengths.
+    #[error(
+        "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"
+    )]
+    LengthMismatch {
+        /// Elements in the destination.
+        destination_len: usize,
+        /// Elements in the source.
+        source_len: usize,
+    },
+    /// The JIT compiler refused a module; `log` holds its diagnostics.
+    #[error("the JIT compiler refused the module ({source}):\n{log}")]
+    JitFailed {
+        /// The diagnostics.
+        log: crate::module::JitLog,
+        /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...).
+        source: CUresult,
+    },
+    /// A kernel's declared signature differs from its parameters.
+    #[error(
+        "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}"
+    )]
+    SignatureMismatch {
+        /// The kernel.
+        function: String,
+        /// The index of the first parameter that differs.
+        parameter: usize,
+        /// What the declaration says.
+        expected: String,
+        /// What the kernel has.
+        found: String,
+    },
 }
 
 impl CudaError {
@@ -126,6 +158,8 @@ impl CUresult {
         )
     }
 }
+
+impl std::error::Error for CUresult {}
 
 impl fmt::Display for CUresult {
     /// `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected`.

@@ -1,0 +1,444 @@
+//! Modules from PTX, the JIT's log as structured diagnostics, and kernels declared
+//! with their typed signature.
+//!
+//! Loading gives [`JitLog`]: on failure inside [`CudaError::JitFailed`], whose
+//! `Display` shows the diagnostics; on success from [`Module::info_log`]. Declaring a
+//! kernel's signature ([`Module::function`]) is the one `unsafe` step of a launch; it
+//! is checked at once against `cuFuncGetParamInfo` (drivers 12.4+) or, for modules
+//! from PTX text, the `.entry` parameter list: count, size and offset of every
+//! parameter, a mismatch naming the parameter.
+
+use crate::context::CurrentContext;
+use crate::error::{CudaError, check};
+use crate::launch::Signature;
+use crate::loader::Driver;
+use crate::stream::Tied;
+use crate::sys::{CUfunction, CUjit_option, CUmodule, CUresult};
+use core::ffi::{c_char, c_uint, c_void};
+use core::marker::PhantomData;
+use std::ffi::CString;
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// `ptxas info`.
+    Info,
+    /// `ptxas warning`.
+    Warning,
+    /// `ptxas error`.
+    Error,
+    /// `ptxas fatal`.
+    Fatal,
+}
+
+/// One line of the JIT's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitDiagnostic {
+    /// How bad.
+    pub severity: Severity,
+    /// The input it names (`application ptx input`), if any.
+    pub file: Option<String>,
+    /// The line of the input, if any.
+    pub line: Option<u32>,
+    /// What it says.
+    pub message: String,
+}
+
+/// The JIT's log, parsed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JitLog {
+    /// Every diagnostic, in order. Lines that continue the previous one are appended
+    /// to its message.
+    pub diagnostics: Vec<JitDiagnostic>,
+}
+
+impl JitLog {
+    /// Parses ptxas-style text: `ptxas <file>, line <n>; <severity> : <message>`,
+    /// `ptxas <severity> : <message>`, and indented continuation lines.
+    pub fn parse(text: &str) -> JitLog {
+        let mut diagnostics: Vec<JitDiagnostic> = Vec::new();
+        for raw in text.lines() {
+            let line = raw.trim_end();
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Some(rest) = line.strip_prefix("ptxas") else {
+                match diagnostics.last_mut() {
+                    Some(d) => {
+                        d.message.push('\n');
+                        d.message.push_str(line.trim());
+                    }
+                    None => diagnostics.push(JitDiagnostic {
+                        severity: Severity::Info,
+                        file: None,
+                        line: None,
+                        message: line.trim().to_owned(),
+                    }),
+                }
+                continue;
+            };
+            let (location, rest) = match rest.split_once(';') {
+                Some((loc, r)) if loc.contains(", line ") => (Some(loc.trim()), r),
+                _ => (None, rest),
+            };
+            let (file, line_no) = match location.and_then(|l| l.rsplit_once(", line ")) {
+                Some((f, n)) => (Some(f.trim().to_owned()), n.trim().parse().ok()),
+                None => (None, None),
+            };
+            let (sev, message) = rest.split_once(':').unwrap_or(("info", rest));
+            let severity = match sev.trim() {
+                "error" => Severity::Error,
+                "warning" => Severity::Warning,
+                "fatal" => Severity::Fatal,
+                _ => Severity::Info,
+            };
+            diagnostics.push(JitDiagnostic {
+                severity,
+                file,
+                line: line_no,
+                message: message.trim().to_owned(),
+            });
+        }
+        JitLog { diagnostics }
+    }
+
+    /// The errors (and fatal lines).
+    pub fn errors(&self) -> impl Iterator<Item = &JitDiagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity >= Severity::Error)
+    }
+}
+
+impl core::fmt::Display for JitLog {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for d in &self.diagnostics {
+            let sev = match d.severity {
+                Severity::Info => "info",
+                Severity::Warning => "warning",
+                Severity::Error => "error",
+                Severity::Fatal => "fatal",
+            };
+            match d.line {
+                Some(n) => writeln!(f, "  {sev}: line {n}: {}", d.message)?,
+                None => writeln!(f, "  {sev}: {}", d.message)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Typed JIT options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JitOptions {
+    /// `CU_JIT_MAX_REGISTERS`.
+    pub max_registers: Option<u32>,
+    /// `CU_JIT_OPTIMIZATION_LEVEL`, 0–4.
+    pub optimization_level: Option<u32>,
+    /// `CU_JIT_TARGET` as `10 * major + minor` (e.g. 90); the context's device if `None`.
+    pub target: Option<u32>,
+    /// `CU_JIT_GENERATE_DEBUG_INFO`.
+    pub debug_info: bool,
+    /// `CU_JIT_GENERATE_LINE_INFO`.
+    pub line_info: bool,
+    /// `CU_JIT_LOG_VERBOSE`: fill the info log (registers used, ...).
+    pub verbose: bool,
+}
+
+const LOG_BYTES: usize = 16 * 1024;
+
+/// A loaded module of the current context.
+pub struct Module<'a> {
+    driver: &'static Driver,
+    raw: CUmodule,
+    info: JitLog,
+    /// The PTX text, kept to check kernel signatures when the driver cannot.
+    ptx: Option<String>,
+    _tied: Tied<'a>,
+}
+
+impl<'ctx> CurrentContext<'ctx> {
+    /// Loads PTX text, JIT-compiling it for the current device.
+    pub fn load_ptx(&self, ptx: &str, options: &JitOptions) -> Result<Module<'_>, CudaError> {
+        let text =
+            CString::new(ptx).map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let mut info = vec![0 as c_char; LOG_BYTES];
+        let mut error = vec![0 as c_char; LOG_BYTES];
+        let mut keys: Vec<CUjit_option> = Vec::with_capacity(10);
+        let mut values: Vec<*mut c_void> = Vec::with_capacity(10);
+        let mut push = |k: CUjit_option, v: usize| {
+            keys.push(k);
+            values.push(v as *mut c_void);
+        };
+        push(
+            CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+            info.as_mut_ptr() as usize,
+        );
+        push(CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        push(
+            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            error.as_mut_ptr() as usize,
+        );
+        push(CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        if let Some(r) = options.max_registers {
+            push(CUjit_option::CU_JIT_MAX_REGISTERS, r as usize);
+        }
+        if let Some(o) = options.optimization_level {
+            push(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL, o as usize);
+        }
+        if let Some(t) = options.target {
+            push(CUjit_option::CU_JIT_TARGET, t as usize);
+        }
+        if options.debug_info {
+            push(CUjit_option::CU_JIT_GENERATE_DEBUG_INFO, 1);
+        }
+        if options.line_info {
+            push(CUjit_option::CU_JIT_GENERATE_LINE_INFO, 1);
+        }
+        if options.verbose {
+            push(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
+        }
+        let mut raw = CUmodule::NULL;
+        // SAFETY: NUL-terminated text; `keys` and `values` have the same length, the
+        // log buffers hold LOG_BYTES bytes and outlive the call.
+        let r = unsafe {
+            self.driver().table().cuModuleLoadDataEx()?(
+                &mut raw,
+                text.as_ptr().cast(),
+                keys.len() as c_uint,
+                keys.as_mut_ptr(),
+                values.as_mut_ptr(),
+            )
+        };
+        let read = |buf: &[c_char]| {
+            let bytes: Vec<u8> = buf
+                .iter()
+                .take_while(|c| **c != 0)
+                .map(|c| *c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        if r != CUresult::CUDA_SUCCESS {
+            return Err(CudaError::JitFailed {
+                log: JitLog::parse(&read(&error)),
+                source: r,
+            });
+        }
+        Ok(Module {
+            driver: self.driver(),
+            raw,
+            info: JitLog::parse(&read(&info)),
+            ptx: Some(ptx.to_owned()),
+            _tied: PhantomData,
+        })
+    }
+}
+
+impl Module<'_> {
+    /// The driver's handle.
+    pub fn raw(&self) -> CUmodule {
+        self.raw
+    }
+
+    /// What the JIT reported on success (with `JitOptions::verbose`: registers used, ...).
+    pub fn info_log(&self) -> &JitLog {
+        &self.info
+    }
+
+    /// The kernel `name`, declared with its parameter types `S` — a tuple of
+    /// [`launch`](crate::launch) parameter kinds such as `(In<f32>, Out<f32>, u32)`.
+    /// The declaration is checked against the driver's parameter info, or the PTX
+    /// `.entry` list: a different count, size or offset is
+    /// [`CudaError::SignatureMismatch`] naming the parameter.
+    ///
+    /// # Safety
+    /// The kernel must use its parameters as `S` says: an [`In`](crate::launch::In)
+    /// buffer only read, an [`Out`](crate::launch::Out) buffer only within its length,
+    /// scalars as their types. The driver cannot check what a kernel does.
+    pub unsafe fn function<S: Signature>(&self, name: &str) -> Result<Function<'_, S>, CudaError> {
+        let cname = CString::new(name)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let mut raw = CUfunction::NULL;
+        // SAFETY: a valid out-pointer and NUL-terminated name.
+        check(unsafe {
+            self.driver.table().cuModuleGetFunction()?(&mut raw, self.raw, cname.as_ptr())
+        })?;
+        let actual = match self.param_info(raw)? {
+            Some(p) => p,
+            None => self
+                .ptx
+                .as_deref()
+                .and_then(|t| entry_params(t, name))
+                .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_NOT_SUPPORTED))?,
+        };
+        let expected = S::layout();
+        let mismatch =
+            |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {
+                function: name.to_owned(),
+                parameter,
+                expected,
+                found,
+            };
+        for (i, want) in expected.iter().enumerate() {
+            match actual.get(i) {
+                None => {
+                    return Err(mismatch(
+                        i,
+                        format!("{} bytes at offset {}", want.1, want.0),
+                        "no such parameter".into(),
+                    ));
+                }
+                Some(got) if got != want => {
+                    return Err(mismatch(
+                        i,
+                        format!("{} bytes at offset {}", want.1, want.0),
+                        format!("{} bytes at offset {}", got.1, got.0),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        if actual.len() > expected.len() {
+            let extra = actual[expected.len()];
+            return Err(mismatch(
+                expected.len(),
+                "no parameter".into(),
+                format!("{} bytes at offset {}", extra.1, extra.0),
+            ));
+        }
+        Ok(Function {
+            driver: self.driver,
+            raw,
+            _m: PhantomData,
+            _s: PhantomData,
+        })
+    }
+
+    /// (offset, size) of every parameter from `cuFuncGetParamInfo`, or `None` when the
+    /// driver does not have it.
+    fn param_info(&self, f: CUfunction) -> Result<Option<Vec<(usize, usize)>>, CudaError> {
+        let Ok(info) = self.driver.table().cuFuncGetParamInfo() else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for i in 0.. {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: valid out-pointers; an index past the last is INVALID_VALUE.
+            match unsafe { info(f, i, &mut offset, &mut size) } {
+                CUresult::CUDA_SUCCESS => out.push((offset, size)),
+                CUresult::CUDA_ERROR_INVALID_VALUE => break,
+                e => return Err(CudaError::Driver(e)),
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// (offset, size) of each parameter of `.entry name` in PTX text, laid out as the
+/// PTX ABI does (each aligned to its alignment).
+pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
+    let start = ptx.find(&format!(".entry {name}("))?;
+    let list = &ptx[start..];
+    let open = list.find('(')?;
+    let close = list.find(')')?;
+    let mut out = Vec::new();
+    let mut offset = 0usize;
+    for p in list[open + 1..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let words: Vec<&str> = p.split_whitespace().collect();
+        let align_at = words.iter().position(|w| *w == ".align");
+        let ty = words
+            .iter()
+            .find(|w| w.starts_with('.') && *w != &".param" && *w != &".align" && *w != &".ptr")?;
+        let elem: usize = match &ty[2..] {
+            "8" => 1,
+            "16" => 2,
+            "32" => 4,
+            "64" => 8,
+            _ => return None,
+        };
+        let count = match words.last()?.split_once('[') {
+            Some((_, n)) => n.trim_end_matches(']').parse::<usize>().ok()?,
+            None => 1,
+        };
+        let align = match align_at {
+            Some(i) => words.get(i + 1)?.parse().ok()?,
+            None => elem,
+        };
+        offset = offset.div_ceil(align) * align;
+        out.push((offset, elem * count));
+        offset += elem * count;
+    }
+    Some(out)
+}
+
+impl Drop for Module<'_> {
+    fn drop(&mut self) {
+        if let Ok(unload) = self.driver.table().cuModuleUnload() {
+            // SAFETY: this value owns the module; its functions borrow it, so none is alive.
+            let r = unsafe { unload(self.raw) };
+            if check(r).is_err() {
+                tracing::warn!(?r, "cuModuleUnload failed");
+            }
+        }
+    }
+}
+
+/// A kernel of a module, with its declared signature `S`. Borrows its module (CF4).
+pub struct Function<'m, S: Signature> {
+    pub(crate) driver: &'static Driver,
+    pub(crate) raw: CUfunction,
+    _m: PhantomData<(&'m (), *const ())>,
+    _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> Function<'_, S> {
+    /// The driver's handle.
+    pub fn raw(&self) -> CUfunction {
+        self.raw
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptxas_logs_parse_into_diagnostics() {
+        let log = JitLog::parse(
+            "ptxas application ptx input, line 6; error   : Unknown instruction 'frob'\n\
+             ptxas fatal   : Ptx assembly aborted due to errors\n",
+        );
+        assert_eq!(log.diagnostics.len(), 2);
+        let d = &log.diagnostics[0];
+        assert_eq!(
+            (d.severity, d.line, d.file.as_deref()),
+            (Severity::Error, Some(6), Some("application ptx input"))
+        );
+        assert_eq!(d.message, "Unknown instruction 'frob'");
+        assert_eq!(log.diagnostics[1].severity, Severity::Fatal);
+        assert_eq!(log.errors().count(), 2);
+        let info = JitLog::parse(
+            "ptxas info    : Function properties for k\n    0 bytes stack frame\nptxas info    : Used 8 registers\n",
+        );
+        assert_eq!(info.diagnostics.len(), 2);
+        assert!(info.diagnostics[0].message.ends_with("0 bytes stack frame"));
+        assert!(
+            log.to_string()
+                .contains("error: line 6: Unknown instruction 'frob'")
+        );
+    }
+
+    #[test]
+    fn entry_parameters_follow_the_ptx_layout() {
+        let ptx = ".visible .entry k(\n .param .u64 k_param_0,\n .param .u32 k_param_1,\n .param .align 8 .b8 k_param_2[16],\n .param .f64 k_param_3\n)\n{ ret; }";
+        assert_eq!(
+            entry_params(ptx, "k"),
+            Some(vec![(0, 8), (8, 4), (16, 16), (32, 8)])
+        );
+        assert_eq!(entry_params(ptx, "other"), None);
+    }
+}

@@ -1,0 +1,165 @@
+//! The safe layer end to end on softcuda (the `soft` feature): vector_add, a
+//! two-stream pipeline ordered by events, a JIT failure as structured diagnostics, a
+//! signature mismatch refused at lookup. No live object is left behind.
+
+use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::module::{JitOptions, Severity};
+use oxicuda_driver::stream::{NoTiming, Timing};
+use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
+use oxicuda_driver::{Context, CudaError, Driver, DriverOptions};
+use std::sync::{Mutex, MutexGuard};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
+const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
+
+fn soft() -> (&'static Driver, MutexGuard<'static, ()>) {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = oxicuda_driver::driver_with(DriverOptions::software()).unwrap();
+    d.init().unwrap();
+    (d, g)
+}
+
+fn no_leaks() {
+    assert_eq!(
+        softcuda::control::live_counts(),
+        softcuda::control::Counts::default()
+    );
+}
+
+#[test]
+fn vector_add_end_to_end() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.best_device().unwrap(), CUctx_flags::empty()).unwrap();
+    let out = ctx
+        .bind(|cur| -> Result<Vec<f32>, CudaError> {
+            let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
+            // SAFETY: vector_add reads a and b, writes n elements of c.
+            let add =
+                unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+            let n = 100_000u32;
+            let a = cur.alloc_from(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
+            let b = cur.alloc_from(&(0..n).map(|i| 2.0 * i as f32).collect::<Vec<_>>())?;
+            let mut c = cur.alloc::<f32>(n as usize)?;
+            let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+            add.launch(&stream, n.div_ceil(256), 256, 0, (&a, &b, &mut c, n))?;
+            stream.synchronize()?;
+            c.to_vec()
+        })
+        .unwrap()
+        .unwrap();
+    assert!(out.iter().enumerate().all(|(i, v)| *v == 3.0 * i as f32));
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn a_two_stream_pipeline_ordered_by_events() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
+        // SAFETY: saxpy(a, x, y, n) reads x and updates y in place.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
+        let n = 50_000i32;
+        let x = cur.alloc_from(&vec![1.0f32; n as usize])?;
+        let mut y = cur.alloc_from(&vec![0.0f32; n as usize])?;
+        let (s1, s2) = (
+            cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?,
+            cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?,
+        );
+        let (start, stage1, end) = (
+            cur.create_event::<Timing>()?,
+            cur.create_event::<NoTiming>()?,
+            cur.create_event::<Timing>()?,
+        );
+        start.record(&s1)?;
+        saxpy.launch(&s1, (n as u32).div_ceil(128), 128, 0, (2.0, &x, &mut y, n))?; // y = 2
+        stage1.record(&s1)?;
+        s2.wait(&stage1)?; // s2's work starts after stage 1
+        saxpy.launch(&s2, (n as u32).div_ceil(128), 128, 0, (3.0, &x, &mut y, n))?; // y = 5
+        end.record(&s2)?;
+        end.synchronize()?;
+        assert!(end.is_done()?);
+        assert!(end.elapsed_since(&start)? >= 0.0);
+        assert!(y.to_vec()?.iter().all(|v| *v == 5.0));
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn a_jit_failure_is_a_structured_log() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let bad = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tfrobnicate.u32 %r1;\n\tret;\n}\n";
+    let err = ctx
+        .bind(|cur| cur.load_ptx(bad, &JitOptions::default()).map(|_| ()))
+        .unwrap()
+        .unwrap_err();
+    match &err {
+        CudaError::JitFailed { log, source } => {
+            assert_eq!(source.0, 218, "CUDA_ERROR_INVALID_PTX");
+            let first = log.errors().next().expect("an error diagnostic");
+            assert_eq!((first.severity, first.line), (Severity::Error, Some(6)));
+            assert!(first.message.contains("frobnicate"), "{first:?}");
+        }
+        other => panic!("expected JitFailed, got {other:?}"),
+    }
+    assert!(err.to_string().contains("line 6"), "{err}");
+    // With a verbose log, success reports what the JIT did.
+    let info = ctx
+        .bind(|cur| {
+            cur.load_ptx(
+                VECTOR_ADD,
+                &JitOptions {
+                    verbose: true,
+                    ..Default::default()
+                },
+            )
+            .map(|m| m.info_log().clone())
+        })
+        .unwrap()
+        .unwrap();
+    assert!(
+        info.diagnostics
+            .iter()
+            .any(|d| d.message.contains("registers")),
+        "{info:?}"
+    );
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| {
+        let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default()).unwrap();
+        // vector_add's fourth parameter is a u32, not a u64.
+        // SAFETY: refused before any launch.
+        let err = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u64)>("vector_add") }
+            .map(|_| ())
+            .unwrap_err();
+        match err {
+            CudaError::SignatureMismatch {
+                function,
+                parameter,
+                ..
+            } => assert_eq!((function.as_str(), parameter), ("vector_add", 3)),
+            other => panic!("expected SignatureMismatch, got {other:?}"),
+        }
+        // SAFETY: refused before any launch.
+        let err = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }
+            .map(|_| ())
+            .unwrap_err();
+        assert!(err.to_string().contains("parameter 3"), "{err}");
+    })
+    .unwrap();
+    drop(ctx);
+    no_leaks();
+}
