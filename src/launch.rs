@@ -47,7 +47,7 @@ pub unsafe trait KernelParam {
 
 // SAFETY: the device address, a 64-bit value, is written to `scratch`.
 unsafe impl<T: DeviceCopy> KernelParam for In<T> {
-    type Value<'b, 'a: 'b> = &'b DeviceBuffer<'a, T>;
+    type Value<'b, 'a: 'b> = &'b DeviceBuffer<'b, T>;
     const SIZE: usize = 8;
     const ALIGN: usize = 8;
     fn param<'b, 'a: 'b>(value: &Self::Value<'b, 'a>, scratch: &mut u64) -> *mut c_void {

@@ -1,0 +1,12 @@
+// CF10: the same buffer cannot be passed mutably twice in one launch.
+use oxicuda_driver::launch::Out;
+use oxicuda_driver::memory::DeviceBuffer;
+use oxicuda_driver::module::Function;
+use oxicuda_driver::stream::Stream;
+
+#[allow(dead_code)]
+fn go(k: &Function<'_, (Out<f32>, Out<f32>)>, s: &Stream<'_>, b: &mut DeviceBuffer<'_, f32>) {
+    let _ = k.launch(s, 1, 32, 0, (&mut *b, &mut *b));
+}
+
+fn main() {}
