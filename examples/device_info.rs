@@ -9,10 +9,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use oxicuda_driver::error::check;
-use oxicuda_driver::sys::{CUdevice, CUdevice_attribute};
 use oxicuda_driver::{CudaError, Driver};
-use std::ffi::{CStr, c_char, c_int};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -24,11 +21,11 @@ fn main() -> ExitCode {
             d.path().unwrap_or("in-process")
         );
     }
-    let listed = common::choose().and_then(|c| {
-        if let common::Chosen::Soft(d) = &c {
+    let listed = common::choose().and_then(|(d, soft)| {
+        if soft {
             println!("CUDA driver {} (softcuda, in-process)", d.version());
         }
-        list_devices(c.driver())
+        list_devices(d)
     });
     match listed {
         Ok(()) => ExitCode::SUCCESS,
@@ -43,33 +40,29 @@ fn main() -> ExitCode {
     }
 }
 
-fn list_devices(driver: &Driver) -> Result<(), CudaError> {
-    let t = driver.table();
-    let mut count: c_int = 0;
-    // SAFETY (every call below): out-pointers are valid locals; buffer lengths are given.
-    check(unsafe { t.cuDeviceGetCount()?(&mut count) })?;
-    println!("{count} device(s)");
-    for ordinal in 0..count {
-        let mut dev: CUdevice = 0;
-        check(unsafe { t.cuDeviceGet()?(&mut dev, ordinal) })?;
-        let mut name = [0 as c_char; 256];
-        check(unsafe { t.cuDeviceGetName()?(name.as_mut_ptr(), name.len() as c_int, dev) })?;
-        let mut bytes = 0usize;
-        check(unsafe { t.cuDeviceTotalMem()?(&mut bytes, dev) })?;
-        let attr = |a: CUdevice_attribute| -> Result<c_int, CudaError> {
-            let mut v: c_int = 0;
-            check(unsafe { t.cuDeviceGetAttribute()?(&mut v, a, dev) })?;
-            Ok(v)
-        };
-        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        // SAFETY: cuDeviceGetName wrote a NUL-terminated string into `name`.
-        let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy();
+fn list_devices(driver: &'static Driver) -> Result<(), CudaError> {
+    let devices = driver.list_devices()?;
+    println!("{} device(s)", devices.len());
+    for d in &devices {
+        let c = d.compute()?;
+        let l = d.launch_limits()?;
+        let m = d.memory()?;
         println!(
-            "  [{ordinal}] {name}: compute capability {major}.{minor}, {sms} SMs, {:.1} GiB",
-            bytes as f64 / (1u64 << 30) as f64
+            "  [{}] {}: compute capability {}.{}, {} SMs, {:.1} GiB, {} threads/block, {} KiB shared/block (opt-in {} KiB), PCI {}",
+            d.ordinal(),
+            d.name()?,
+            c.capability.0,
+            c.capability.1,
+            c.multiprocessors,
+            m.total as f64 / (1u64 << 30) as f64,
+            l.max_threads_per_block,
+            l.max_shared_per_block / 1024,
+            l.max_shared_per_block_optin / 1024,
+            d.pci_bus_id()?,
         );
+    }
+    if let Ok(best) = driver.best_device() {
+        println!("best device: [{}]", best.ordinal());
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! `c = a + b` for 1M floats on the GPU, checked against the CPU.
+//! `c = a + b` for 1M floats on the GPU, checked against the CPU, with the safe layer:
+//! a context bound to this thread, device buffers, a module from PTX, and a kernel
+//! declared with its typed signature.
 //!
-//! This version drives the raw driver table (the safe layer is the next milestone).
 //! With no driver chosen and no GPU on the machine it runs on softcuda, the software
 //! driver, and says so. With a driver chosen (`OXICUDA_DRIVER_PATH`) that has no
 //! device, it says so and exits with status 2.
@@ -10,18 +11,18 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use oxicuda_driver::error::check;
-use oxicuda_driver::sys::{CUcontext, CUdevice, CUdeviceptr, CUfunction, CUmodule, CUstream};
-use oxicuda_driver::{CudaError, Driver};
-use std::ffi::{c_uint, c_void};
+use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::module::JitOptions;
+use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
+use oxicuda_driver::{Context, CudaError, Driver};
 use std::process::ExitCode;
 
-const PTX: &str = concat!(include_str!("../kernels/vector_add.ptx"), "\0");
+const PTX: &str = include_str!("../kernels/vector_add.ptx");
 const N: usize = 1 << 20;
 
 fn main() -> ExitCode {
-    let chosen = match common::choose() {
-        Ok(c) => c,
+    let driver = match common::choose() {
+        Ok((d, _soft)) => d,
         Err(e) if e.is_no_device() => {
             eprintln!("no CUDA device behind the chosen driver ({e})");
             return ExitCode::from(2);
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match run(chosen.driver()) {
+    match run(driver) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -40,72 +41,34 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(driver: &Driver) -> Result<(), CudaError> {
-    let t = driver.table();
+fn run(driver: &'static Driver) -> Result<(), CudaError> {
+    let device = driver.best_device()?;
+    println!(
+        "device: {} (compute capability {:?})",
+        device.name()?,
+        device.compute_capability()?
+    );
     let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..N).map(|i| (2 * i) as f32).collect();
-    let mut c = vec![0f32; N];
-    let bytes = N * size_of::<f32>();
-
-    // SAFETY (all calls below): every out-pointer is a valid local; host buffers hold
-    // `bytes` bytes; the kernel's parameters are three device pointers and a u32, as
-    // in kernels/vector_add.cu; everything created is destroyed before returning.
-    unsafe {
-        let mut dev: CUdevice = 0;
-        check(t.cuDeviceGet()?(&mut dev, 0))?;
-        let mut ctx = CUcontext::NULL;
-        check(t.cuDevicePrimaryCtxRetain()?(&mut ctx, dev))?;
-        check(t.cuCtxPushCurrent()?(ctx))?;
-        let result = (|| -> Result<(), CudaError> {
-            let mut module = CUmodule::NULL;
-            check(t.cuModuleLoadData()?(&mut module, PTX.as_ptr().cast()))?;
-            let mut f = CUfunction::NULL;
-            check(t.cuModuleGetFunction()?(
-                &mut f,
-                module,
-                c"vector_add".as_ptr(),
-            ))?;
-            let mut d: [CUdeviceptr; 3] = [0; 3];
-            for p in &mut d {
-                check(t.cuMemAlloc()?(p, bytes))?;
-            }
-            check(t.cuMemcpyHtoD()?(d[0], a.as_ptr().cast(), bytes))?;
-            check(t.cuMemcpyHtoD()?(d[1], b.as_ptr().cast(), bytes))?;
-            let n = N as c_uint;
-            let mut params: [*mut c_void; 4] = [
-                (&raw const d[0]).cast_mut().cast(),
-                (&raw const d[1]).cast_mut().cast(),
-                (&raw const d[2]).cast_mut().cast(),
-                (&raw const n).cast_mut().cast(),
-            ];
-            let block = 256;
-            let grid = N.div_ceil(block as usize) as c_uint;
-            check(t.cuLaunchKernel()?(
-                f,
-                grid,
-                1,
-                1,
-                block,
-                1,
-                1,
-                0,
-                CUstream::NULL,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ))?;
-            check(t.cuCtxSynchronize()?())?;
-            check(t.cuMemcpyDtoH()?(c.as_mut_ptr().cast(), d[2], bytes))?;
-            for p in d {
-                check(t.cuMemFree()?(p))?;
-            }
-            check(t.cuModuleUnload()?(module))
-        })();
-        let mut popped = CUcontext::NULL;
-        check(t.cuCtxPopCurrent()?(&mut popped))?;
-        check(t.cuDevicePrimaryCtxRelease()?(dev))?;
-        result?;
-    }
-
+    let ctx = Context::new(&device, CUctx_flags::empty())?;
+    let c = ctx.bind(|cur| -> Result<Vec<f32>, CudaError> {
+        let module = cur.load_ptx(PTX, &JitOptions::default())?;
+        // SAFETY: kernels/vector_add.cu reads a and b and writes c, n elements each.
+        let vector_add =
+            unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        let (da, db) = (cur.alloc_from(&a)?, cur.alloc_from(&b)?);
+        let mut dc = cur.alloc::<f32>(N)?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        vector_add.launch(
+            &stream,
+            (N as u32).div_ceil(256),
+            256,
+            0,
+            (&da, &db, &mut dc, N as u32),
+        )?;
+        stream.synchronize()?;
+        dc.to_vec()
+    })??;
     let wrong = (0..N).filter(|&i| c[i] != a[i] + b[i]).count();
     if wrong != 0 {
         eprintln!("{wrong} of {N} results differ from the CPU");

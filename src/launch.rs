@@ -105,7 +105,7 @@ macro_rules! signatures {
         impl<$($P: KernelParam),*> Signature for ($($P,)*) {
             type Args<'b, 'a: 'b> = ($($P::Value<'b, 'a>,)*);
 
-            #[allow(unused_mut, unused_assignments)]
+            #[allow(unused_mut, unused_assignments, unused_variables)]
             fn layout() -> Vec<(usize, usize)> {
                 let mut offset = 0usize;
                 let mut out = Vec::new();

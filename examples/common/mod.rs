@@ -5,46 +5,12 @@
 use oxicuda_driver::loader::{ENV_DRIVER, ENV_DRIVER_PATH};
 use oxicuda_driver::{CudaError, Driver, DriverOptions, LoadError};
 
-/// The driver to run on, initialised.
-pub enum Chosen {
-    /// The process-wide driver (system or explicitly chosen).
-    System(&'static Driver),
-    /// softcuda, in-process.
-    Soft(Box<Driver>),
-}
-
-impl Chosen {
-    /// The driver.
-    pub fn driver(&self) -> &Driver {
-        match self {
-            Chosen::System(d) => d,
-            Chosen::Soft(d) => d,
-        }
-    }
-}
-
-/// softcuda, reached in-process through its `cuGetProcAddress_v2`.
-pub fn soft() -> Result<Driver, CudaError> {
-    // SAFETY: softcuda declares cuGetProcAddress_v2 with its own C types, which have
-    // the ABI of the crate's (`#[repr(transparent)]` integers and pointers), and
-    // follows the driver's contract.
-    let get = unsafe {
-        std::mem::transmute::<*const (), oxicuda_driver::table::pfn::cuGetProcAddress>(
-            softcuda::cuGetProcAddress_v2 as *const (),
-        )
-    };
-    // SAFETY: as above.
-    let d = unsafe { Driver::from_proc_address(get, &DriverOptions::new()) }?;
-    d.init()?;
-    Ok(d)
-}
-
-/// Chooses and initialises the driver (see the module doc).
-pub fn choose() -> Result<Chosen, CudaError> {
+/// The driver to run on, initialised, and whether it is softcuda.
+pub fn choose() -> Result<(&'static Driver, bool), CudaError> {
     let chosen =
         std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some();
     match oxicuda_driver::init() {
-        Ok(d) => Ok(Chosen::System(d)),
+        Ok(d) => Ok((d, false)),
         Err(e)
             if !chosen
                 && (e.is_no_device()
@@ -52,7 +18,12 @@ pub fn choose() -> Result<Chosen, CudaError> {
         {
             println!("No GPU here ({e}).");
             println!("Running on softcuda, the software CUDA driver.");
-            Ok(Chosen::Soft(Box::new(soft()?)))
+            // The process-wide slot holds the system driver's failure; this one lives
+            // for the rest of the program instead.
+            let soft: &'static Driver =
+                Box::leak(Box::new(Driver::load(&DriverOptions::software())?));
+            soft.init()?;
+            Ok((soft, true))
         }
         Err(e) => Err(e),
     }
