@@ -3,25 +3,12 @@
 //! thread, nesting, migration of a context across threads, primary-context retains.
 //! Every test leaves softcuda with no live object.
 
+mod common;
+
+use common::{no_leaks, soft};
+
 use oxicuda_driver::sys::{CUctx_flags, CUdevice_attribute, CUlimit};
-use oxicuda_driver::{Context, CudaError, Driver, DriverOptions, PrimaryContext};
-use std::sync::{Mutex, MutexGuard};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn soft() -> (&'static Driver, MutexGuard<'static, ()>) {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = oxicuda_driver::driver_with(DriverOptions::software()).unwrap();
-    d.init().unwrap();
-    (d, g)
-}
-
-fn no_leaks() {
-    assert_eq!(
-        softcuda::control::live_counts(),
-        softcuda::control::Counts::default()
-    );
-}
+use oxicuda_driver::{Context, CudaError, Driver, PrimaryContext};
 
 fn current(d: &Driver) -> oxicuda_driver::sys::CUcontext {
     let mut c = oxicuda_driver::sys::CUcontext::NULL;

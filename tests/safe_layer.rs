@@ -2,30 +2,18 @@
 //! two-stream pipeline ordered by events, a JIT failure as structured diagnostics, a
 //! signature mismatch refused at lookup. No live object is left behind.
 
+mod common;
+
+use common::{no_leaks, soft};
+
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::{JitOptions, Severity};
 use oxicuda_driver::stream::{NoTiming, Timing};
 use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
-use oxicuda_driver::{Context, CudaError, Driver, DriverOptions};
-use std::sync::{Mutex, MutexGuard};
+use oxicuda_driver::{Context, CudaError};
 
-static SERIAL: Mutex<()> = Mutex::new(());
 const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
 const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
-
-fn soft() -> (&'static Driver, MutexGuard<'static, ()>) {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = oxicuda_driver::driver_with(DriverOptions::software()).unwrap();
-    d.init().unwrap();
-    (d, g)
-}
-
-fn no_leaks() {
-    assert_eq!(
-        softcuda::control::live_counts(),
-        softcuda::control::Counts::default()
-    );
-}
 
 #[test]
 fn vector_add_end_to_end() {

@@ -48,3 +48,25 @@ pub fn cuda12_include() -> Option<PathBuf> {
 pub fn cuda13_include() -> Option<PathBuf> {
     fixture("OXICUDA_CUDA13_INCLUDE", "cuda13/include")
 }
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// softcuda in-process (the `soft` feature) as the process-wide driver, initialised,
+/// and a guard that serialises the tests of this binary (softcuda's state is global).
+pub fn soft() -> (
+    &'static oxicuda_driver::Driver,
+    std::sync::MutexGuard<'static, ()>,
+) {
+    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software()).unwrap();
+    d.init().unwrap();
+    (d, g)
+}
+
+/// softcuda has no live object left.
+pub fn no_leaks() {
+    assert_eq!(
+        softcuda::control::live_counts(),
+        softcuda::control::Counts::default()
+    );
+}
