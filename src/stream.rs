@@ -15,7 +15,9 @@ use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::sys::{CUevent, CUevent_flags, CUresult, CUstream, CUstream_flags};
+use core::ffi::c_void;
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Ties an object to the borrow `'a` of its token; not `Send`, not `Sync`.
 pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
@@ -98,6 +100,25 @@ impl Stream<'_> {
         check(unsafe { self.driver.table().cuStreamWaitEvent()?(self.raw, event.raw, 0) })
     }
 
+    /// Runs `f` on a driver thread once the work queued before it is done (CF20: `f`
+    /// is `Send + 'static`; a closure borrowing a local is rejected). A panic inside
+    /// `f` is caught — it never unwinds into the driver — logged, and counted by
+    /// [`host_callback_panics`].
+    pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), CudaError> {
+        let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
+        // SAFETY: `data` is a leaked `Box<HostFn>` that `host_fn_trampoline` takes back
+        // exactly once, when the driver calls it.
+        let r = unsafe {
+            self.driver.table().cuLaunchHostFunc()?(self.raw, Some(host_fn_trampoline), data)
+        };
+        if let Err(e) = check(r) {
+            // SAFETY: the driver refused the call, so it will never run the trampoline.
+            drop(unsafe { Box::from_raw(data.cast::<HostFn>()) });
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// The stream's priority.
     pub fn priority(&self) -> Result<i32, CudaError> {
         let mut p = 0;
@@ -119,6 +140,25 @@ impl Drop for Stream<'_> {
                 tracing::warn!(?r, "cuStreamDestroy failed");
             }
         }
+    }
+}
+
+type HostFn = Box<dyn FnOnce() + Send>;
+
+static HOST_CALLBACK_PANICS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many host callbacks have panicked (each panic was caught and logged).
+pub fn host_callback_panics() -> usize {
+    HOST_CALLBACK_PANICS.load(Ordering::Relaxed)
+}
+
+unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
+    // SAFETY: `data` came from `Box::into_raw` in `launch_host_fn`; the driver calls
+    // each host function once.
+    let f = unsafe { Box::from_raw(data.cast::<HostFn>()) };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f())).is_err() {
+        HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
+        tracing::error!("a host callback panicked; the panic was caught at the driver boundary");
     }
 }
 

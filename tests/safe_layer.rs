@@ -151,3 +151,33 @@ fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
     drop(ctx);
     no_leaks();
 }
+
+#[test]
+fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
+    use std::sync::{Arc, Mutex};
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let before = oxicuda_driver::stream::host_callback_panics();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        for i in 0..3 {
+            let log = Arc::clone(&log);
+            s.launch_host_fn(move || log.lock().unwrap().push(i))?;
+        }
+        s.launch_host_fn(|| panic!("inside a host callback"))?;
+        let after = Arc::clone(&log);
+        s.launch_host_fn(move || after.lock().unwrap().push(99))?;
+        s.synchronize()
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [0, 1, 2, 99],
+        "in order, and work after a panicking callback still runs"
+    );
+    assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 1);
+    drop(ctx);
+    no_leaks();
+}
