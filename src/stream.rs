@@ -156,7 +156,7 @@ unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
     // SAFETY: `data` came from `Box::into_raw` in `launch_host_fn`; the driver calls
     // each host function once.
     let f = unsafe { Box::from_raw(data.cast::<HostFn>()) };
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f())).is_err() {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
         HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
         tracing::error!("a host callback panicked; the panic was caught at the driver boundary");
     }
