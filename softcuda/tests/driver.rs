@@ -934,3 +934,59 @@ fn freeing_waits_for_queued_work_that_may_use_the_memory() {
     });
     no_leaks();
 }
+
+/// A fatbin (the layout nvcc emits: a 16-byte header, then entries with a 64-byte
+/// header each) holding vector_add's PTX for sm_80 and an ELF entry.
+fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
+    let entry = |kind: u16, arch: u32, payload: &[u8]| {
+        let mut e = Vec::new();
+        e.extend_from_slice(&kind.to_le_bytes());
+        e.extend_from_slice(&0x0101u16.to_le_bytes());
+        e.extend_from_slice(&64u32.to_le_bytes()); // header size
+        e.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        e.extend_from_slice(&[0u8; 12]); // compressed size, unknown, version
+        e.extend_from_slice(&arch.to_le_bytes());
+        e.extend_from_slice(&[0u8; 8]); // name offset and length
+        e.extend_from_slice(&0u64.to_le_bytes()); // flags: not compressed
+        e.resize(64, 0);
+        e.extend_from_slice(payload);
+        e
+    };
+    let mut ptx_bytes = ptx.as_bytes().to_vec();
+    ptx_bytes.push(0);
+    let mut body = entry(2, 80, b"\x7fELF not runnable here");
+    body.extend(entry(1, 80, &ptx_bytes));
+    let mut fat = Vec::new();
+    fat.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
+    fat.extend_from_slice(&1u16.to_le_bytes());
+    fat.extend_from_slice(&16u16.to_le_bytes());
+    fat.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    fat.extend(body);
+    fat
+}
+
+#[test]
+fn a_fatbin_embedding_ptx_runs_that_ptx() {
+    let _g = serial();
+    with_primary(0, |_| {
+        // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
+        unsafe {
+            let fat = fatbin_with_ptx(include_str!("../../kernels/vector_add.ptx"));
+            let mut m = std::ptr::null_mut();
+            ok(cuModuleLoadFatBinary(&mut m, fat.as_ptr().cast()));
+            let mut f = std::ptr::null_mut();
+            ok(cuModuleGetFunction(&mut f, m, c"vector_add".as_ptr()));
+            ok(cuModuleUnload(m));
+            // Only an ELF entry: nothing softcuda can run.
+            let mut only_elf = fatbin_with_ptx("");
+            only_elf.truncate(16 + 64 + 22);
+            let len = (64 + 22) as u64;
+            only_elf[8..16].copy_from_slice(&len.to_le_bytes());
+            assert_eq!(
+                cuModuleLoadFatBinary(&mut m, only_elf.as_ptr().cast()),
+                code::NO_BINARY_FOR_GPU
+            );
+        }
+    });
+    no_leaks();
+}
