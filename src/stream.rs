@@ -14,6 +14,7 @@
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
+use crate::memory::{DeviceBuffer, DeviceCopy};
 use crate::sys::{CUevent, CUevent_flags, CUresult, CUstream, CUstream_flags};
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -270,3 +271,121 @@ impl<K: EventKind> Drop for Event<'_, K> {
 
 static_assertions::assert_not_impl_any!(Stream<'static>: Send, Sync);
 static_assertions::assert_not_impl_any!(Event<'static, Timing>: Send, Sync);
+
+/// Asynchronous work on a stream that borrows host memory: see [`Stream::scope`].
+pub struct AsyncScope<'scope, 'env: 'scope> {
+    driver: &'static Driver,
+    stream: CUstream,
+    _scope: PhantomData<&'scope mut &'scope ()>,
+    _env: PhantomData<(&'env mut &'env (), *const ())>,
+}
+
+/// Synchronises the stream when dropped: a scope never returns, nor unwinds, while
+/// its copies may still touch host memory.
+struct SyncOnDrop {
+    driver: &'static Driver,
+    stream: CUstream,
+}
+
+impl Drop for SyncOnDrop {
+    fn drop(&mut self) {
+        if let Ok(sync) = self.driver.table().cuStreamSynchronize() {
+            // SAFETY: a live stream.
+            let r = unsafe { sync(self.stream) };
+            if check(r).is_err() {
+                tracing::error!(
+                    ?r,
+                    "cuStreamSynchronize failed while leaving an async scope"
+                );
+            }
+        }
+    }
+}
+
+impl Stream<'_> {
+    /// Runs `f`, in which copies may be queued on this stream that read or write host
+    /// memory borrowed for `'env`; returns only after the stream has finished them —
+    /// also when `f` panics (CF11: the host memory can be neither freed nor touched
+    /// until then). The scope lives inside this call, so no `mem::forget` can skip the
+    /// wait.
+    ///
+    /// ```compile_fail
+    /// # use oxicuda_driver::{memory::DeviceBuffer, stream::Stream};
+    /// # fn f(stream: &Stream<'_>, buf: &DeviceBuffer<'_, f32>) {
+    /// let mut host = vec![0f32; 4];
+    /// stream.scope(|s| {
+    ///     s.copy_to_host(&mut host, buf).unwrap();
+    ///     host[0] = 1.0; // CF11: touched while the copy may be in flight
+    /// }).unwrap();
+    /// # }
+    /// ```
+    pub fn scope<'env, R>(
+        &'env self,
+        f: impl for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> R,
+    ) -> Result<R, CudaError> {
+        let scope = AsyncScope {
+            driver: self.driver,
+            stream: self.raw,
+            _scope: PhantomData,
+            _env: PhantomData,
+        };
+        let guard = SyncOnDrop {
+            driver: self.driver,
+            stream: self.raw,
+        };
+        let r = f(&scope);
+        core::mem::forget(guard); // the wait below reports its error instead
+        self.synchronize()?;
+        Ok(r)
+    }
+}
+
+impl<'env> AsyncScope<'_, 'env> {
+    /// Queues a copy of `src` into `dst` (same length).
+    pub fn copy_to_device<T: DeviceCopy>(
+        &self,
+        dst: &mut DeviceBuffer<'_, T>,
+        src: &'env [T],
+    ) -> Result<(), CudaError> {
+        if dst.len() != src.len() {
+            return Err(CudaError::LengthMismatch {
+                destination_len: dst.len(),
+                source_len: src.len(),
+            });
+        }
+        // SAFETY: both ranges hold `len` elements; the host side stays borrowed until
+        // the scope has synchronised the stream (device memory is not Rust memory: it
+        // is borrowed only for the call, and stream order keeps its uses in sequence).
+        check(unsafe {
+            self.driver.table().cuMemcpyHtoDAsync()?(
+                dst.device_ptr(),
+                src.as_ptr().cast(),
+                size_of_val(src),
+                self.stream,
+            )
+        })
+    }
+
+    /// Queues a copy of `src` into `dst` (same length).
+    pub fn copy_to_host<T: DeviceCopy>(
+        &self,
+        dst: &'env mut [T],
+        src: &DeviceBuffer<'_, T>,
+    ) -> Result<(), CudaError> {
+        if dst.len() != src.len() {
+            return Err(CudaError::LengthMismatch {
+                destination_len: dst.len(),
+                source_len: src.len(),
+            });
+        }
+        // SAFETY: as above; `T: DeviceCopy` makes any bytes written valid.
+        check(unsafe {
+            self.driver.table().cuMemcpyDtoHAsync()?(
+                dst.as_mut_ptr().cast(),
+                src.device_ptr(),
+                size_of_val(dst),
+                self.stream,
+            )
+        })
+    }
+}

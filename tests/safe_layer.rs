@@ -181,3 +181,36 @@ fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
     drop(ctx);
     no_leaks();
 }
+
+#[test]
+fn async_copies_borrow_host_memory_until_the_scope_has_synchronised() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let src: Vec<u32> = (0..10_000).collect();
+        let mut dev = cur.alloc::<u32>(src.len())?;
+        let mut back = vec![0u32; src.len()];
+        stream.scope(|s| -> Result<(), CudaError> {
+            s.copy_to_device(&mut dev, &src)?;
+            s.copy_to_host(&mut back, &dev)
+        })??;
+        assert_eq!(back, src, "done when the scope returned");
+        let mut short = vec![0u32; 3];
+        let err = stream
+            .scope(|s| s.copy_to_host(&mut short, &dev))?
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            CudaError::LengthMismatch {
+                destination_len: 3,
+                source_len: 10_000
+            }
+        ));
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    drop(ctx);
+    no_leaks();
+}
