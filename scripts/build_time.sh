@@ -7,14 +7,18 @@ rounds=${1:-3}
 work=$(mktemp -d)
 mkdir -p "$work/ours" "$work/cudarc/src"
 cp -r "$repo/Cargo.toml" "$repo/Cargo.lock" "$repo/src" "$work/ours/"
-# The build under test is the library alone: drop benches and dev-dependencies.
+# The build under test is the library alone, default features: drop benches,
+# dev-dependencies, the workspace and the optional software driver.
 python3 - "$work/ours/Cargo.toml" <<'PY'
 import sys
 p = sys.argv[1]; out = []; skip = False
 for line in open(p).read().splitlines():
     if line.startswith("["):
-        skip = line.strip() in ("[dev-dependencies]", "[[bench]]")
-    if not skip:
+        skip = line.strip() in ("[dev-dependencies]", "[[bench]]", "[workspace]")
+    # The optional software driver is not part of the library's default build.
+    if line.startswith("soft ="):
+        line = "soft = []"
+    if not skip and not line.startswith("softcuda ="):
         out.append(line)
 open(p, "w").write("\n".join(out) + "\n")
 PY
