@@ -303,6 +303,20 @@ impl<'ctx> CurrentContext<'ctx> {
         bind_raw(self.driver, ctx.raw, false, f)
     }
 
+    /// Lets this context access `peer`'s memory. Enabling twice is
+    /// `CudaError::Driver(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)`.
+    pub fn enable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
+        // SAFETY: a live context; flags must be 0.
+        check(unsafe { self.driver.table().cuCtxEnablePeerAccess()?(peer.raw, 0) })
+    }
+
+    /// Stops this context accessing `peer`'s memory
+    /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not).
+    pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
+        // SAFETY: a live context.
+        check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })
+    }
+
     /// Waits for all work of the context.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: the context is current (the token proves it).

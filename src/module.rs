@@ -12,8 +12,9 @@ use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::launch::Signature;
 use crate::loader::Driver;
+use crate::memory::DeviceCopy;
 use crate::stream::Tied;
-use crate::sys::{CUfunction, CUjit_option, CUmodule, CUresult};
+use crate::sys::{CUdeviceptr, CUfunction, CUfunction_attribute, CUjit_option, CUmodule, CUresult};
 use core::ffi::{c_char, c_uint, c_void};
 use core::marker::PhantomData;
 use std::ffi::CString;
@@ -331,6 +332,134 @@ impl Module<'_> {
             }
         }
         Ok(Some(out))
+    }
+}
+
+/// A module-scope `__device__` or `__constant__` variable of type `T`.
+pub struct DeviceGlobal<'m, T: DeviceCopy> {
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    _m: PhantomData<(&'m (), *const (), T)>,
+}
+
+impl<'a> Module<'a> {
+    /// The variable `name`, typed `T`: its size must be `size_of::<T>()`
+    /// ([`CudaError::GlobalSizeMismatch`] otherwise).
+    pub fn global<T: DeviceCopy>(&self, name: &str) -> Result<DeviceGlobal<'_, T>, CudaError> {
+        let cname = CString::new(name)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let (mut ptr, mut bytes) = (0, 0usize);
+        // SAFETY: valid out-pointers and a NUL-terminated name.
+        check(unsafe {
+            self.driver.table().cuModuleGetGlobal()?(&mut ptr, &mut bytes, self.raw, cname.as_ptr())
+        })?;
+        if bytes != size_of::<T>() {
+            return Err(CudaError::GlobalSizeMismatch {
+                name: name.to_owned(),
+                expected: size_of::<T>(),
+                found: bytes,
+            });
+        }
+        Ok(DeviceGlobal {
+            driver: self.driver,
+            ptr,
+            _m: PhantomData,
+        })
+    }
+}
+
+impl<T: DeviceCopy> DeviceGlobal<'_, T> {
+    /// Its device address.
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// Reads it (synchronously).
+    pub fn read(&self) -> Result<T, CudaError> {
+        let mut v = core::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: the variable holds `size_of::<T>()` bytes (checked at lookup).
+        check(unsafe {
+            self.driver.table().cuMemcpyDtoH()?(v.as_mut_ptr().cast(), self.ptr, size_of::<T>())
+        })?;
+        // SAFETY: fully written by the copy; any bytes are a valid `T` (`DeviceCopy`).
+        Ok(unsafe { v.assume_init() })
+    }
+
+    /// Writes it (synchronously).
+    pub fn write(&mut self, value: &T) -> Result<(), CudaError> {
+        // SAFETY: the variable holds `size_of::<T>()` bytes (checked at lookup).
+        check(unsafe {
+            self.driver.table().cuMemcpyHtoD()?(
+                self.ptr,
+                (value as *const T).cast(),
+                size_of::<T>(),
+            )
+        })
+    }
+}
+
+impl<S: Signature> Function<'_, S> {
+    /// A function attribute (registers, static shared memory, max threads, ...).
+    pub fn attribute(&self, attr: CUfunction_attribute) -> Result<i32, CudaError> {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { self.driver.table().cuFuncGetAttribute()?(&mut v, attr, self.raw) })?;
+        Ok(v)
+    }
+
+    /// Lets launches use up to `bytes` of dynamic shared memory (beyond the 48 KiB
+    /// default, up to the device's opt-in limit).
+    pub fn set_max_dynamic_shared_memory(&mut self, bytes: u32) -> Result<(), CudaError> {
+        let v = i32::try_from(bytes)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: plain values.
+        check(unsafe { self.driver.table().cuFuncSetAttribute()?(self.raw, attr, v) })
+    }
+
+    /// Resident blocks per multiprocessor for `block` threads and `dynamic_shared`
+    /// bytes of dynamic shared memory.
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        block: u32,
+        dynamic_shared: usize,
+    ) -> Result<u32, CudaError> {
+        let mut n = 0;
+        let b = i32::try_from(block)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        // SAFETY: a valid out-pointer.
+        check(unsafe {
+            self.driver
+                .table()
+                .cuOccupancyMaxActiveBlocksPerMultiprocessor()?(
+                &mut n, self.raw, b, dynamic_shared
+            )
+        })?;
+        Ok(n.max(0) as u32)
+    }
+
+    /// The block size (a multiple of 32) that keeps the most threads resident, when a
+    /// block of `b` threads needs `dynamic_shared(b)` bytes of dynamic shared memory;
+    /// and the smallest grid that fills `multiprocessors` SMs with it. Ties go to the
+    /// larger block. `(0, 0)` if no block size fits.
+    pub fn suggested_block_size(
+        &self,
+        multiprocessors: u32,
+        dynamic_shared: impl Fn(u32) -> usize,
+    ) -> Result<(u32, u32), CudaError> {
+        let max = self
+            .attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?
+            .max(0) as u32;
+        let (mut best, mut best_threads, mut best_blocks) = (0, 0, 0);
+        let mut block = max - max % 32;
+        while block >= 32 {
+            let blocks = self.max_active_blocks_per_multiprocessor(block, dynamic_shared(block))?;
+            if blocks * block > best_threads {
+                (best, best_threads, best_blocks) = (block, blocks * block, blocks);
+            }
+            block -= 32;
+        }
+        Ok((best, best_blocks * multiprocessors))
     }
 }
 

@@ -214,3 +214,60 @@ fn async_copies_borrow_host_memory_until_the_scope_has_synchronised() {
     drop(ctx);
     no_leaks();
 }
+
+#[test]
+fn typed_globals_attributes_occupancy_and_peer_access() {
+    use oxicuda_driver::sys::{CUfunction_attribute, CUresult};
+    let (d, _g) = soft();
+    let (d0, d1) = (d.device(0).unwrap(), d.device(1).unwrap());
+    let (ctx, peer) = (
+        Context::new(&d0, CUctx_flags::empty()).unwrap(),
+        Context::new(&d1, CUctx_flags::empty()).unwrap(),
+    );
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(
+            include_str!("../kernels/globals.ptx"),
+            &JitOptions::default(),
+        )?;
+        let coeffs = module.global::<[f32; 4]>("coeffs")?;
+        assert_eq!(coeffs.read()?, [1.0, -2.0, 0.5, 0.25]);
+        let mut evaluated = module.global::<u32>("evaluated")?;
+        evaluated.write(&7)?;
+        assert_eq!(evaluated.read()?, 7);
+        match module.global::<u64>("evaluated").map(|_| ()) {
+            Err(CudaError::GlobalSizeMismatch {
+                expected: 8,
+                found: 4,
+                ..
+            }) => {}
+            other => panic!("expected GlobalSizeMismatch, got {other:?}"),
+        }
+        let vector_add = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
+        // SAFETY: vector_add reads a and b, writes c.
+        let mut f =
+            unsafe { vector_add.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        assert!(f.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)? > 0);
+        let blocks = f.max_active_blocks_per_multiprocessor(256, 0)?;
+        assert!((1..=32).contains(&blocks), "{blocks}");
+        let sms = d0.compute()?.multiprocessors;
+        let (block, grid) = f.suggested_block_size(sms, |_| 0)?;
+        assert!(
+            block >= 32 && block % 32 == 0 && grid >= sms,
+            "{block} {grid}"
+        );
+        f.set_max_dynamic_shared_memory(64 * 1024)?;
+        cur.enable_peer_access(&peer)?;
+        assert_eq!(
+            cur.enable_peer_access(&peer),
+            Err(CudaError::Driver(
+                CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+            ))
+        );
+        cur.disable_peer_access(&peer)?;
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    drop((ctx, peer));
+    no_leaks();
+}

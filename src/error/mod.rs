@@ -58,6 +58,16 @@ pub enum CudaError {
         /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...).
         source: CUresult,
     },
+    /// A module variable's size differs from the type asked for.
+    #[error("module variable `{name}` holds {found} bytes, but the type asked for has {expected}")]
+    GlobalSizeMismatch {
+        /// The variable.
+        name: String,
+        /// `size_of` of the type asked for.
+        expected: usize,
+        /// The variable's size.
+        found: usize,
+    },
     /// A kernel's declared signature differs from its parameters.
     #[error(
         "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}"
