@@ -23,6 +23,15 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// Ties an object to the borrow `'a` of its token; not `Send`, not `Sync`.
 pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
 
+/// A query's answer: done, not yet (`NOT_READY`), or an error.
+fn done(r: CUresult) -> Result<bool, CudaError> {
+    match r {
+        CUresult::CUDA_SUCCESS => Ok(true),
+        CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        e => Err(CudaError::Driver(e)),
+    }
+}
+
 /// A stream of the current context.
 pub struct Stream<'a> {
     driver: &'static Driver,
@@ -88,11 +97,7 @@ impl Stream<'_> {
     /// Whether all queued work is done.
     pub fn is_done(&self) -> Result<bool, CudaError> {
         // SAFETY: a live stream.
-        match unsafe { self.driver.table().cuStreamQuery()?(self.raw) } {
-            CUresult::CUDA_SUCCESS => Ok(true),
-            CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(CudaError::Driver(e)),
-        }
+        done(unsafe { self.driver.table().cuStreamQuery()?(self.raw) })
     }
 
     /// Makes later work on this stream wait for `event`'s last record.
@@ -233,11 +238,7 @@ impl<K: EventKind> Event<'_, K> {
     /// Whether the last record is complete.
     pub fn is_done(&self) -> Result<bool, CudaError> {
         // SAFETY: a live event.
-        match unsafe { self.driver.table().cuEventQuery()?(self.raw) } {
-            CUresult::CUDA_SUCCESS => Ok(true),
-            CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            e => Err(CudaError::Driver(e)),
-        }
+        done(unsafe { self.driver.table().cuEventQuery()?(self.raw) })
     }
 }
 

@@ -2,22 +2,13 @@
 //! `libsoftcuda.so` (as the real driver is loaded) and in-process through its
 //! `cuGetProcAddress_v2`.
 
+mod common;
+
+use common::libsoftcuda;
+
 use oxicuda_driver::error::check;
 use oxicuda_driver::sys::{CUdevice_attribute, CUresult};
 use oxicuda_driver::{CudaError, Driver, DriverOptions, DriverVersion, Resolver};
-use std::path::PathBuf;
-
-fn libsoftcuda() -> PathBuf {
-    // Tests run from target/<profile>/deps; cargo leaves the cdylib there when it is
-    // built as a dependency, and copies it to target/<profile> when built for itself.
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.to_path_buf(), deps.parent().unwrap().to_path_buf()]
-        .into_iter()
-        .map(|d| d.join("libsoftcuda.so"))
-        .find(|p| p.exists())
-        .expect("libsoftcuda.so is built with the tests")
-}
 
 fn exercise(d: &Driver) {
     assert_eq!(d.version(), DriverVersion::new(12, 9));

@@ -3,6 +3,10 @@
 //! each result is compared with a CPU reference. After each test softcuda's live
 //! object counts are back to zero.
 
+mod common;
+
+use common::libsoftcuda;
+
 use oxicuda_driver::error::check;
 use oxicuda_driver::sys::{CUcontext, CUdeviceptr, CUfunction, CUmodule, CUstream};
 use oxicuda_driver::{Driver, DriverOptions};
@@ -11,18 +15,6 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn libsoftcuda() -> PathBuf {
-    // Tests run from target/<profile>/deps; cargo leaves the cdylib there when it is
-    // built as a dependency, and copies it to target/<profile> when built for itself.
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.to_path_buf(), deps.parent().unwrap().to_path_buf()]
-        .into_iter()
-        .map(|d| d.join("libsoftcuda.so"))
-        .find(|p| p.exists())
-        .expect("libsoftcuda.so is built with the tests")
-}
 
 /// A context on softcuda's device 0, with helpers; checks for leaks when dropped.
 struct Gpu {

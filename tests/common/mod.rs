@@ -70,3 +70,16 @@ pub fn no_leaks() {
         softcuda::control::Counts::default()
     );
 }
+
+/// `libsoftcuda.so` as cargo built it for these tests: tests run from
+/// target/<profile>/deps, where cargo leaves the cdylib when it is built as a
+/// dependency; it copies it to target/<profile> when building it for itself.
+pub fn libsoftcuda() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    [deps.to_path_buf(), deps.parent().unwrap().to_path_buf()]
+        .into_iter()
+        .map(|d| d.join("libsoftcuda.so"))
+        .find(|p| p.exists())
+        .expect("libsoftcuda.so is built with the tests")
+}
