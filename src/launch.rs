@@ -1,13 +1,16 @@
 //! Typed kernel launch.
 //!
-//! A kernel's signature is a tuple of parameter kinds (up to 16): [`In<T>`] (a device
-//! buffer the kernel reads), [`Out<T>`] (one it writes) and plain scalars. Launching
-//! takes the matching values — `&DeviceBuffer<T>` for `In<T>`, `&mut DeviceBuffer<T>`
-//! for `Out<T>`, the scalar itself — so the compiler rejects wrong types (CF6), wrong
-//! arity (CF7), host references, `Vec`s and slices (CF8: they are not parameter
-//! kinds), a buffer of another element type (CF9), and the same buffer passed mutably
-//! twice or mutably and shared (CF10: borrowing rules). The parameter-pointer array
-//! lives on the stack; a launch allocates nothing.
+//! A kernel's signature is a tuple of parameter kinds (up to 16): [`In<T>`] (device
+//! memory the kernel reads), [`Out<T>`] (device memory it writes) and values passed
+//! by value — numbers, or your own `#[repr(C)]` structs that implement
+//! [`DeviceCopy`]. A launch takes a tuple of arguments, one per parameter, each
+//! checked by the compiler ([`Arg`]): for `In<T>`, `&buffer` or a [`DeviceSlice<T>`];
+//! for `Out<T>`, `&mut buffer` or a [`DeviceSliceMut<T>`]; for a value, the value. So
+//! the compiler rejects wrong types (CF6), wrong arity (CF7), host references, `Vec`s
+//! and slices (CF8: they are not device memory), memory of another element type
+//! (CF9), and the same buffer passed mutably twice or mutably and shared (CF10:
+//! borrowing rules). The parameter-pointer array lives on the stack; a launch
+//! allocates nothing.
 //!
 //! ```compile_fail
 //! # use oxicuda_driver::{launch::{In, Out}, memory::DeviceBuffer, module::Function, stream::Stream};
@@ -18,81 +21,114 @@
 //! ```
 
 use crate::error::{CudaError, check};
-use crate::memory::{DeviceBuffer, DeviceCopy};
+use crate::memory::{DeviceCopy, DeviceRead, DeviceSlice, DeviceSliceMut, DeviceWrite};
 use crate::module::Function;
 use crate::stream::Stream;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 
-/// A kernel parameter of type `T` that the kernel reads: a device buffer.
+/// A kernel parameter that the kernel reads: device memory of `T`s.
 pub struct In<T>(PhantomData<T>);
-/// A kernel parameter that the kernel writes: a device buffer.
+/// A kernel parameter that the kernel writes: device memory of `T`s.
 pub struct Out<T>(PhantomData<T>);
 
-/// One kind of kernel parameter.
-///
-/// # Safety
-/// `param` must return a pointer to `SIZE` bytes holding the parameter's value as the
-/// kernel's ABI expects it, valid while `value` and `scratch` are borrowed.
-pub unsafe trait KernelParam {
-    /// What a launch passes for it: borrowed for `'b` from objects of a binding `'a`.
-    type Value<'b, 'a: 'b>;
+/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], or a [`DeviceCopy`] value.
+pub trait KernelParam: sealed::Sealed {
     /// Its size in the parameter buffer.
     const SIZE: usize;
     /// Its alignment in the parameter buffer.
     const ALIGN: usize;
-    /// A pointer to the parameter's bytes; `scratch` may hold them.
-    fn param<'b, 'a: 'b>(value: &Self::Value<'b, 'a>, scratch: &mut u64) -> *mut c_void;
 }
 
-// SAFETY: the device address, a 64-bit value, is written to `scratch`.
-unsafe impl<T: DeviceCopy> KernelParam for In<T> {
-    type Value<'b, 'a: 'b> = &'b DeviceBuffer<'b, T>;
+impl<T: DeviceCopy> KernelParam for In<T> {
     const SIZE: usize = 8;
     const ALIGN: usize = 8;
-    fn param<'b, 'a: 'b>(value: &Self::Value<'b, 'a>, scratch: &mut u64) -> *mut c_void {
-        *scratch = value.device_ptr();
-        (scratch as *mut u64).cast()
-    }
 }
-
-// SAFETY: as for `In`.
-unsafe impl<T: DeviceCopy> KernelParam for Out<T> {
-    type Value<'b, 'a: 'b> = &'b mut DeviceBuffer<'a, T>;
+impl<T: DeviceCopy> KernelParam for Out<T> {
     const SIZE: usize = 8;
     const ALIGN: usize = 8;
-    fn param<'b, 'a: 'b>(value: &Self::Value<'b, 'a>, scratch: &mut u64) -> *mut c_void {
-        *scratch = value.device_ptr();
-        (scratch as *mut u64).cast()
-    }
+}
+impl<T: DeviceCopy> KernelParam for T {
+    const SIZE: usize = size_of::<T>();
+    const ALIGN: usize = align_of::<T>();
 }
 
-macro_rules! scalar_params {
-    ($($t:ty),*) => {$(
-        // SAFETY: the scalar itself, borrowed for the launch.
-        unsafe impl KernelParam for $t {
-            type Value<'b, 'a: 'b> = $t;
-            const SIZE: usize = size_of::<$t>();
-            const ALIGN: usize = align_of::<$t>();
-            fn param<'b, 'a: 'b>(value: &Self::Value<'b, 'a>, _scratch: &mut u64) -> *mut c_void {
-                (value as *const $t).cast_mut().cast()
-            }
-        }
-    )*};
+mod sealed {
+    pub trait Sealed {}
+    impl<T: crate::memory::DeviceCopy> Sealed for super::In<T> {}
+    impl<T: crate::memory::DeviceCopy> Sealed for super::Out<T> {}
+    impl<T: crate::memory::DeviceCopy> Sealed for T {}
 }
-scalar_params!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// A launch argument for a parameter declared `P`.
+///
+/// # Safety
+/// `param` must return a pointer to `P::SIZE` bytes holding the argument as the
+/// kernel's ABI expects it, valid while `self` and `scratch` are borrowed; for
+/// [`In`]/[`Out`] the argument must borrow the device memory it names (shared for
+/// `In`, exclusively for `Out`) for as long as `self` lives.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter declared `{P}`",
+    label = "not an argument for `{P}`",
+    note = "`In<T>` takes `&DeviceBuffer<T>` or a `DeviceSlice<T>`; `Out<T>` takes `&mut DeviceBuffer<T>` or a `DeviceSliceMut<T>`; a value parameter takes a value of its own type"
+)]
+pub unsafe trait Arg<P: KernelParam> {
+    /// A pointer to the argument's bytes; `scratch` may hold them.
+    fn param(&self, scratch: &mut u64) -> *mut c_void;
+}
+
+fn address(scratch: &mut u64, ptr: u64) -> *mut c_void {
+    *scratch = ptr;
+    (scratch as *mut u64).cast()
+}
+
+// SAFETY (the four memory impls): the device address, a 64-bit value, is written to
+// `scratch`; the argument borrows the memory for its own lifetime.
+unsafe impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<In<T>> for &B {
+    fn param(&self, scratch: &mut u64) -> *mut c_void {
+        address(scratch, self.view().device_ptr())
+    }
+}
+// SAFETY: as above.
+unsafe impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {
+    fn param(&self, scratch: &mut u64) -> *mut c_void {
+        address(scratch, self.device_ptr())
+    }
+}
+// SAFETY: as above.
+unsafe impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {
+    fn param(&self, scratch: &mut u64) -> *mut c_void {
+        address(scratch, self.view().device_ptr())
+    }
+}
+// SAFETY: as above.
+unsafe impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {
+    fn param(&self, scratch: &mut u64) -> *mut c_void {
+        address(scratch, self.device_ptr())
+    }
+}
+// SAFETY: the value itself, `size_of::<T>()` bytes, borrowed for the launch.
+unsafe impl<T: DeviceCopy> Arg<T> for T {
+    fn param(&self, _scratch: &mut u64) -> *mut c_void {
+        (self as *const T).cast_mut().cast()
+    }
+}
 
 /// A kernel's parameter list: a tuple of [`KernelParam`]s.
 pub trait Signature {
-    /// The values a launch passes.
-    type Args<'b, 'a: 'b>;
     /// (offset, size) of each parameter in the kernel's parameter buffer.
     fn layout() -> Vec<(usize, usize)>;
-    /// Calls `f` with the parameter-pointer array for `args` (on the stack).
-    fn with_params<'b, 'a: 'b, R>(
-        args: &Self::Args<'b, 'a>,
-        f: impl FnOnce(&mut [*mut c_void]) -> R,
-    ) -> R;
+}
+
+/// A tuple of launch arguments matching the signature `S`, one [`Arg`] per parameter.
+#[diagnostic::on_unimplemented(
+    message = "these launch arguments do not match the kernel's signature `{S}`",
+    label = "one argument per declared parameter, in order",
+    note = "the arguments are a tuple: `(&input, &mut output, n)`; a single argument is `(x,)`"
+)]
+pub trait Args<S: Signature> {
+    /// Calls `f` with the parameter-pointer array (on the stack).
+    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
 }
 
 macro_rules! count {
@@ -101,10 +137,8 @@ macro_rules! count {
 }
 
 macro_rules! signatures {
-    ($(($($P:ident $i:tt),*))*) => {$(
+    ($(($($P:ident $A:ident $i:tt),*))*) => {$(
         impl<$($P: KernelParam),*> Signature for ($($P,)*) {
-            type Args<'b, 'a: 'b> = ($($P::Value<'b, 'a>,)*);
-
             #[allow(unused_mut, unused_assignments, unused_variables)]
             fn layout() -> Vec<(usize, usize)> {
                 let mut offset = 0usize;
@@ -116,14 +150,16 @@ macro_rules! signatures {
                 )*
                 out
             }
+        }
 
+        impl<$($P: KernelParam, $A: Arg<$P>),*> Args<($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables, clippy::unused_unit)]
-            fn with_params<'b, 'a: 'b, R>(args: &Self::Args<'b, 'a>, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
                 let mut scratch = [0u64; 16];
                 let s = scratch.as_mut_ptr();
                 // SAFETY (each element): distinct indices below 16 of `scratch`, which
                 // outlives the call of `f`.
-                let mut params: [*mut c_void; count!($($P)*)] = [$($P::param(&args.$i, unsafe { &mut *s.add($i) })),*];
+                let mut params: [*mut c_void; count!($($P)*)] = [$(self.$i.param(unsafe { &mut *s.add($i) })),*];
                 f(&mut params)
             }
         }
@@ -132,22 +168,22 @@ macro_rules! signatures {
 
 signatures! {
     ()
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15)
+    (A0 X0 0)
+    (A0 X0 0, A1 X1 1)
+    (A0 X0 0, A1 X1 1, A2 X2 2)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13, A14 X14 14)
+    (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13, A14 X14 14, A15 X15 15)
 }
 
 /// Grid or block dimensions.
@@ -179,11 +215,11 @@ impl<S: Signature> Function<'_, S> {
         grid: impl Into<Dim3>,
         block: impl Into<Dim3>,
         shared_bytes: u32,
-        args: S::Args<'_, '_>,
+        args: impl Args<S>,
     ) -> Result<(), CudaError> {
         let (g, b) = (grid.into(), block.into());
         let launch = self.driver.table().cuLaunchKernel()?;
-        S::with_params(&args, |params| {
+        args.with_params(|params| {
             // SAFETY: `params` holds one pointer per declared parameter, each to a value
             // of its declared size (the signature was checked at lookup); the function
             // and stream belong to the current context.

@@ -31,6 +31,7 @@ pub mod launch;
 pub mod loader;
 pub mod memory;
 pub mod module;
+pub mod pinned;
 pub mod stream;
 pub mod sys;
 pub mod table;

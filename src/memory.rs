@@ -1,9 +1,14 @@
 //! Device memory: [`DeviceBuffer<'a, T>`], typed by its element, tied to the token it
-//! was allocated under, freed when dropped; synchronous copies between host slices and
-//! buffers of the same element type (CF12).
+//! was allocated under, freed when dropped; the views [`DeviceSlice`] and
+//! [`DeviceSliceMut`], which are to a buffer what `&[T]` and `&mut [T]` are to a `Vec`
+//! (split a mutable view and the halves can be written independently — by two
+//! kernels, say); synchronous copies and memsets between host slices and device
+//! memory of the same element type (CF12).
 //!
 //! Element types opt in through the `unsafe` marker trait [`DeviceCopy`]: plain data
-//! that any bit pattern the device writes leaves valid.
+//! that any bit pattern the device writes leaves valid. Functions that accept any
+//! device memory take `impl` [`DeviceRead<T>`] (buffers and both views) or
+//! [`DeviceWrite<T>`] (buffers and mutable views).
 //!
 //! ```compile_fail
 //! # fn f(a: &mut oxicuda_driver::memory::DeviceBuffer<'_, f32>, b: &oxicuda_driver::memory::DeviceBuffer<'_, i32>) {
@@ -18,14 +23,52 @@ use crate::loader::Driver;
 use crate::stream::Tied;
 use crate::sys::{CUdeviceptr, CUresult};
 use core::marker::PhantomData;
+use core::ops::{Bound, RangeBounds};
 
-/// Plain data that may live in device memory and be copied bit for bit.
+/// Plain data that may live in device memory, be copied bit for bit, and be passed
+/// to a kernel by value.
+///
+/// Implemented for the primitive numbers and arrays of them. Implement it for your
+/// own `#[repr(C)]` structs to keep them in buffers or pass them as kernel
+/// parameters (the kernel's C++ struct must have the same layout; the lookup in
+/// [`Module::function`](crate::module::Module::function) checks its size and offset):
+///
+/// ```
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// struct Params { scale: f32, offset: f32, n: u32 }
+/// // SAFETY: three 4-byte numbers, no padding: every bit pattern is a valid `Params`.
+/// unsafe impl oxicuda_driver::memory::DeviceCopy for Params {}
+/// ```
 ///
 /// # Safety
 /// Every bit pattern of `size_of::<T>()` bytes must be a valid `T` (the device may
 /// write anything), and `T` must own no host resources (no pointers, references or
 /// `Drop`).
 pub unsafe trait DeviceCopy: Copy + 'static {}
+
+/// Element types the driver can set directly (`cuMemsetD8/16/32`): 1, 2 or 4 bytes.
+pub trait MemsetValue: DeviceCopy + sealed::Sealed {
+    /// The value's bits.
+    #[doc(hidden)]
+    fn bits(self) -> u32;
+}
+
+macro_rules! memset_value {
+    ($($t:ty => $u:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl MemsetValue for $t {
+            fn bits(self) -> u32 {
+                <$u>::from_ne_bytes(self.to_ne_bytes()) as u32
+            }
+        }
+    )*};
+}
+memset_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, f32 => u32);
+
+mod sealed {
+    pub trait Sealed {}
+}
 
 macro_rules! device_copy {
     ($($t:ty),*) => {$(
@@ -48,19 +91,109 @@ pub struct DeviceBuffer<'a, T: DeviceCopy> {
     _t: PhantomData<T>,
 }
 
-fn bytes<T>(len: usize) -> Result<usize, CudaError> {
+/// A shared view of `len` elements of device memory, borrowed for `'b` (`Copy`, like
+/// `&[T]`).
+pub struct DeviceSlice<'b, T: DeviceCopy> {
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    len: usize,
+    _b: PhantomData<(&'b [T], *const ())>,
+}
+
+/// An exclusive view of `len` elements of device memory, borrowed for `'b` (like
+/// `&mut [T]`).
+pub struct DeviceSliceMut<'b, T: DeviceCopy> {
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    len: usize,
+    _b: PhantomData<(&'b mut [T], *const ())>,
+}
+
+impl<T: DeviceCopy> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: DeviceCopy> Copy for DeviceSlice<'_, T> {}
+
+/// Device memory that can be read as `T`s: buffers and both views.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not device memory holding `{T}`",
+    label = "expected a `DeviceBuffer<{T}>`, `DeviceSlice<{T}>` or `DeviceSliceMut<{T}>`"
+)]
+pub trait DeviceRead<T: DeviceCopy> {
+    /// A shared view of all of it.
+    fn view(&self) -> DeviceSlice<'_, T>;
+}
+
+/// Device memory that can be written as `T`s: buffers and mutable views.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not writable device memory holding `{T}`",
+    label = "expected a `DeviceBuffer<{T}>` or `DeviceSliceMut<{T}>`"
+)]
+pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
+    /// An exclusive view of all of it.
+    fn view_mut(&mut self) -> DeviceSliceMut<'_, T>;
+}
+
+impl<T: DeviceCopy> DeviceRead<T> for DeviceBuffer<'_, T> {
+    fn view(&self) -> DeviceSlice<'_, T> {
+        self.as_slice()
+    }
+}
+impl<T: DeviceCopy> DeviceWrite<T> for DeviceBuffer<'_, T> {
+    fn view_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        self.as_mut_slice()
+    }
+}
+impl<T: DeviceCopy> DeviceRead<T> for DeviceSlice<'_, T> {
+    fn view(&self) -> DeviceSlice<'_, T> {
+        *self
+    }
+}
+impl<T: DeviceCopy> DeviceRead<T> for DeviceSliceMut<'_, T> {
+    fn view(&self) -> DeviceSlice<'_, T> {
+        self.as_slice()
+    }
+}
+impl<T: DeviceCopy> DeviceWrite<T> for DeviceSliceMut<'_, T> {
+    fn view_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        self.reborrow()
+    }
+}
+
+pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
     len.checked_mul(size_of::<T>())
         .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
 }
 
-fn same_len(a: usize, b: usize) -> Result<(), CudaError> {
-    if a == b {
+pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), CudaError> {
+    if destination_len == source_len {
         Ok(())
     } else {
         Err(CudaError::LengthMismatch {
-            destination_len: a,
-            source_len: b,
+            destination_len,
+            source_len,
         })
+    }
+}
+
+/// `range` as `start..end` within `len`, or [`CudaError::OutOfRange`].
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), CudaError> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    if start <= end && end <= len {
+        Ok((start, end))
+    } else {
+        Err(CudaError::OutOfRange { start, end, len })
     }
 }
 
@@ -112,20 +245,95 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
         self.ptr
     }
 
+    /// A shared view of the whole buffer.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            driver: self.driver,
+            ptr: self.ptr,
+            len: self.len,
+            _b: PhantomData,
+        }
+    }
+
+    /// An exclusive view of the whole buffer: slice it, split it, pass the parts.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            driver: self.driver,
+            ptr: self.ptr,
+            len: self.len,
+            _b: PhantomData,
+        }
+    }
+
     /// Copies `src` (same length) into the buffer; returns when done.
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
-        same_len(self.len, src.len())?;
-        // SAFETY: both ranges hold `len` elements; the copy is synchronous.
-        check(unsafe {
-            self.driver.table().cuMemcpyHtoD()?(
-                self.ptr,
-                src.as_ptr().cast(),
-                bytes::<T>(self.len)?,
-            )
-        })
+        self.as_mut_slice().copy_from_host(src)
     }
 
     /// Copies the buffer into `dst` (same length); returns when done.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
+        self.as_slice().copy_to_host(dst)
+    }
+
+    /// The buffer's contents.
+    pub fn to_vec(&self) -> Result<Vec<T>, CudaError> {
+        self.as_slice().to_vec()
+    }
+
+    /// Copies device memory of the same element type and length (CF12).
+    pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
+        self.as_mut_slice().copy_from(src)
+    }
+
+    /// Sets every element to `value`.
+    pub fn fill(&mut self, value: T) -> Result<(), CudaError>
+    where
+        T: MemsetValue,
+    {
+        self.as_mut_slice().fill(value)
+    }
+
+    /// Sets every byte to zero.
+    pub fn zero(&mut self) -> Result<(), CudaError> {
+        self.as_mut_slice().zero()
+    }
+}
+
+impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// The elements in `range`, or [`CudaError::OutOfRange`].
+    pub fn slice(self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'b, T>, CudaError> {
+        let (start, end) = bounds(range, self.len)?;
+        Ok(DeviceSlice {
+            ptr: self.ptr + (start * size_of::<T>()) as u64,
+            len: end - start,
+            ..self
+        })
+    }
+
+    /// The elements before `mid` and from `mid` on, or [`CudaError::OutOfRange`].
+    pub fn split_at(
+        self,
+        mid: usize,
+    ) -> Result<(DeviceSlice<'b, T>, DeviceSlice<'b, T>), CudaError> {
+        Ok((self.slice(..mid)?, self.slice(mid..)?))
+    }
+
+    /// Copies the elements into `dst` (same length); returns when done.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         same_len(dst.len(), self.len)?;
         // SAFETY: both ranges hold `len` elements; `T: DeviceCopy` makes any bytes valid.
@@ -138,7 +346,7 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
         })
     }
 
-    /// The buffer's contents.
+    /// The elements, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, CudaError> {
         let mut v = Vec::<T>::with_capacity(self.len);
         // SAFETY: written in full by the copy below before `set_len` makes it visible;
@@ -154,19 +362,130 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
         unsafe { v.set_len(self.len) };
         Ok(v)
     }
+}
 
-    /// Copies another buffer of the same element type and length (CF12).
-    pub fn copy_from(&mut self, src: &DeviceBuffer<'_, T>) -> Result<(), CudaError> {
+impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// A shared view of the same elements, borrowing this one.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            driver: self.driver,
+            ptr: self.ptr,
+            len: self.len,
+            _b: PhantomData,
+        }
+    }
+
+    /// A shorter-lived exclusive view of the same elements (to pass to a launch and
+    /// keep this one).
+    pub fn reborrow(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            driver: self.driver,
+            ptr: self.ptr,
+            len: self.len,
+            _b: PhantomData,
+        }
+    }
+
+    /// The elements in `range`, or [`CudaError::OutOfRange`].
+    pub fn slice(self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'b, T>, CudaError> {
+        let (start, end) = bounds(range, self.len)?;
+        Ok(DeviceSliceMut {
+            ptr: self.ptr + (start * size_of::<T>()) as u64,
+            len: end - start,
+            ..self
+        })
+    }
+
+    /// Two exclusive views: the elements before `mid` and from `mid` on (they do not
+    /// overlap, so both may be written at once), or [`CudaError::OutOfRange`].
+    pub fn split_at(
+        self,
+        mid: usize,
+    ) -> Result<(DeviceSliceMut<'b, T>, DeviceSliceMut<'b, T>), CudaError> {
+        if mid > self.len {
+            return Err(CudaError::OutOfRange {
+                start: mid,
+                end: self.len,
+                len: self.len,
+            });
+        }
+        let tail = DeviceSliceMut {
+            ptr: self.ptr + (mid * size_of::<T>()) as u64,
+            len: self.len - mid,
+            ..self
+        };
+        Ok((DeviceSliceMut { len: mid, ..self }, tail))
+    }
+
+    /// Copies `src` (same length) in; returns when done.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
+        same_len(self.len, src.len())?;
+        // SAFETY: both ranges hold `len` elements; the copy is synchronous.
+        check(unsafe {
+            self.driver.table().cuMemcpyHtoD()?(
+                self.ptr,
+                src.as_ptr().cast(),
+                bytes::<T>(self.len)?,
+            )
+        })
+    }
+
+    /// Copies the elements into `dst` (same length); returns when done.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
+        self.as_slice().copy_to_host(dst)
+    }
+
+    /// The elements, copied to the host.
+    pub fn to_vec(&self) -> Result<Vec<T>, CudaError> {
+        self.as_slice().to_vec()
+    }
+
+    /// Copies device memory of the same element type and length (CF12).
+    pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
+        let src = src.view();
         same_len(self.len, src.len)?;
-        // SAFETY: two live allocations of `len` elements.
+        // SAFETY: two live ranges of `len` elements (the source borrowed, so it is not
+        // this one).
         check(unsafe {
             self.driver.table().cuMemcpyDtoD()?(self.ptr, src.ptr, bytes::<T>(self.len)?)
         })
     }
 
-    /// Sets every byte to zero.
+    /// Sets every element to `value`; returns when done.
+    pub fn fill(&mut self, value: T) -> Result<(), CudaError>
+    where
+        T: MemsetValue,
+    {
+        let t = self.driver.table();
+        let (ptr, n, bits) = (self.ptr, self.len, value.bits());
+        // SAFETY: `n` elements of `size_of::<T>()` bytes at `ptr` are this view's.
+        check(unsafe {
+            match size_of::<T>() {
+                1 => t.cuMemsetD8()?(ptr, bits as u8, n),
+                2 => t.cuMemsetD16()?(ptr, bits as u16, n),
+                _ => t.cuMemsetD32()?(ptr, bits, n),
+            }
+        })
+    }
+
+    /// Sets every byte to zero; returns when done.
     pub fn zero(&mut self) -> Result<(), CudaError> {
-        // SAFETY: a live allocation of this many bytes.
+        // SAFETY: the view's bytes.
         check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })
     }
 }
@@ -184,3 +503,5 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
 }
 
 static_assertions::assert_not_impl_any!(DeviceBuffer<'static, f32>: Send, Sync);
+static_assertions::assert_not_impl_any!(DeviceSlice<'static, f32>: Send, Sync);
+static_assertions::assert_not_impl_any!(DeviceSliceMut<'static, f32>: Send, Sync, Copy);

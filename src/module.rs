@@ -1,5 +1,9 @@
-//! Modules from PTX, the JIT's log as structured diagnostics, and kernels declared
-//! with their typed signature.
+//! Modules — from PTX text, cubin or fatbin, as bytes or from a file — the JIT's log
+//! as structured diagnostics, and kernels declared with their typed signature.
+//!
+//! Binary images are checked before the driver sees them: an ELF (cubin) or fatbin
+//! whose headers point past the end of the bytes is [`CudaError::InvalidImage`], so
+//! the driver never reads beyond what it was given.
 //!
 //! Loading gives [`JitLog`]: on failure inside [`CudaError::JitFailed`], whose
 //! `Display` shows the diagnostics; on success from [`Module::info_log`]. Declaring a
@@ -14,10 +18,14 @@ use crate::launch::Signature;
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
 use crate::stream::Tied;
-use crate::sys::{CUdeviceptr, CUfunction, CUfunction_attribute, CUjit_option, CUmodule, CUresult};
+use crate::sys::{
+    CUdeviceptr, CUfunc_cache, CUfunction, CUfunction_attribute, CUjit_option, CUmodule, CUresult,
+};
+use crate::version::DriverVersion;
 use core::ffi::{c_char, c_uint, c_void};
 use core::marker::PhantomData;
 use std::ffi::CString;
+use std::path::Path;
 
 /// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -158,11 +166,125 @@ pub struct Module<'a> {
     _tied: Tied<'a>,
 }
 
+/// The formats a module image can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Image {
+    Ptx,
+    Cubin,
+    Fatbin,
+}
+
+fn invalid(reason: &'static str) -> CudaError {
+    CudaError::InvalidImage(reason)
+}
+
+/// The image's format, its binary headers checked against its length.
+fn image_kind(image: &[u8]) -> Result<Image, CudaError> {
+    let u16_at = |at: usize| -> Option<u64> {
+        Some(u16::from_le_bytes(image.get(at..at + 2)?.try_into().ok()?) as u64)
+    };
+    let u32_at = |at: usize| -> Option<u64> {
+        Some(u32::from_le_bytes(image.get(at..at + 4)?.try_into().ok()?) as u64)
+    };
+    let u64_at = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(image.get(at..at + 8)?.try_into().ok()?))
+    };
+    let len = image.len() as u64;
+    let fits = |offset: Option<u64>, count: Option<u64>, size: Option<u64>| {
+        let end = offset?.checked_add(count?.checked_mul(size?)?)?;
+        (end <= len).then_some(())
+    };
+    if image.starts_with(b"\x7fELF") {
+        if image.get(4) != Some(&2) {
+            return Err(invalid("a cubin must be a 64-bit ELF file"));
+        }
+        fits(u64_at(0x20), u16_at(0x38), u16_at(0x36)).ok_or(invalid(
+            "the ELF program headers lie past the end of the image",
+        ))?;
+        let (shoff, shnum, shentsize) = (u64_at(0x28), u16_at(0x3C), u16_at(0x3A));
+        fits(shoff, shnum, shentsize).ok_or(invalid(
+            "the ELF section headers lie past the end of the image",
+        ))?;
+        let (shoff, shnum, shentsize) = (
+            shoff.unwrap_or(0),
+            shnum.unwrap_or(0),
+            shentsize.unwrap_or(0),
+        );
+        for i in 0..shnum {
+            let at = (shoff + i * shentsize) as usize;
+            const NOBITS: u64 = 8;
+            if u32_at(at + 4) != Some(NOBITS) {
+                fits(u64_at(at + 0x18), Some(1), u64_at(at + 0x20))
+                    .ok_or(invalid("an ELF section lies past the end of the image"))?;
+            }
+        }
+        return Ok(Image::Cubin);
+    }
+    if u32_at(0) == Some(0xBA55_ED50) {
+        fits(u16_at(6), Some(1), u64_at(8)).ok_or(invalid(
+            "the fatbin's header says it is longer than the image",
+        ))?;
+        return Ok(Image::Fatbin);
+    }
+    Ok(Image::Ptx)
+}
+
 impl<'ctx> CurrentContext<'ctx> {
     /// Loads PTX text, JIT-compiling it for the current device.
     pub fn load_ptx(&self, ptx: &str, options: &JitOptions) -> Result<Module<'_>, CudaError> {
-        let text =
-            CString::new(ptx).map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let text = ptx.trim_end_matches('\0');
+        if text.contains('\0') {
+            return Err(invalid("PTX text must not contain NUL characters"));
+        }
+        self.load(text.as_bytes(), Some(text.to_owned()), options)
+    }
+
+    /// Loads a module image: a cubin (ELF), a fatbin, or PTX text (UTF-8), told apart
+    /// by their first bytes. Signatures of kernels from binary images are checked
+    /// only where the driver has `cuFuncGetParamInfo` (12.4+); see
+    /// [`Module::function`].
+    pub fn load_module(&self, image: &[u8], options: &JitOptions) -> Result<Module<'_>, CudaError> {
+        match image_kind(image)? {
+            Image::Ptx => self.load_ptx(
+                core::str::from_utf8(image)
+                    .map_err(|_| invalid("neither a cubin, a fatbin, nor PTX text (UTF-8)"))?,
+                options,
+            ),
+            _ => self.load(image, None, options),
+        }
+    }
+
+    /// Loads the module image in the file at `path` (see
+    /// [`load_module`](CurrentContext::load_module)).
+    pub fn load_module_file(
+        &self,
+        path: impl AsRef<Path>,
+        options: &JitOptions,
+    ) -> Result<Module<'_>, CudaError> {
+        let path = path.as_ref();
+        let image = std::fs::read(path).map_err(|e| CudaError::ReadFile {
+            path: path.to_owned(),
+            kind: e.kind(),
+        })?;
+        self.load_module(&image, options)
+    }
+
+    /// `cuModuleLoadDataEx` on a copy of `image`, 8-byte aligned and NUL-terminated.
+    fn load(
+        &self,
+        image: &[u8],
+        ptx: Option<String>,
+        options: &JitOptions,
+    ) -> Result<Module<'_>, CudaError> {
+        let mut aligned = vec![0u64; image.len() / 8 + 1];
+        // SAFETY: `aligned` has at least `image.len() + 1` bytes; the last stays NUL.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                image.as_ptr(),
+                aligned.as_mut_ptr().cast::<u8>(),
+                image.len(),
+            )
+        };
         let mut info = vec![0 as c_char; LOG_BYTES];
         let mut error = vec![0 as c_char; LOG_BYTES];
         let mut keys: Vec<CUjit_option> = Vec::with_capacity(10);
@@ -200,12 +322,13 @@ impl<'ctx> CurrentContext<'ctx> {
             push(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
         }
         let mut raw = CUmodule::NULL;
-        // SAFETY: NUL-terminated text; `keys` and `values` have the same length, the
-        // log buffers hold LOG_BYTES bytes and outlive the call.
+        // SAFETY: a NUL-terminated, 8-byte aligned image whose binary headers were
+        // checked against its length; `keys` and `values` have the same length, the log
+        // buffers hold LOG_BYTES bytes and outlive the call.
         let r = unsafe {
             self.driver().table().cuModuleLoadDataEx()?(
                 &mut raw,
-                text.as_ptr().cast(),
+                aligned.as_ptr().cast(),
                 keys.len() as c_uint,
                 keys.as_mut_ptr(),
                 values.as_mut_ptr(),
@@ -220,16 +343,20 @@ impl<'ctx> CurrentContext<'ctx> {
             String::from_utf8_lossy(&bytes).into_owned()
         };
         if r != CUresult::CUDA_SUCCESS {
-            return Err(CudaError::JitFailed {
-                log: JitLog::parse(&read(&error)),
-                source: r,
+            let log = JitLog::parse(&read(&error));
+            // A refusal with diagnostics is the JIT's; one without (no binary for this
+            // GPU, a bad handle, ...) is the driver's plain code.
+            return Err(if log.diagnostics.is_empty() {
+                CudaError::Driver(r)
+            } else {
+                CudaError::JitFailed { log, source: r }
             });
         }
         Ok(Module {
             driver: self.driver(),
             raw,
             info: JitLog::parse(&read(&info)),
-            ptx: Some(ptx.to_owned()),
+            ptx,
             _tied: PhantomData,
         })
     }
@@ -250,27 +377,28 @@ impl Module<'_> {
     /// [`launch`](crate::launch) parameter kinds such as `(In<f32>, Out<f32>, u32)`.
     /// The declaration is checked against the driver's parameter info, or the PTX
     /// `.entry` list: a different count, size or offset is
-    /// [`CudaError::SignatureMismatch`] naming the parameter.
+    /// [`CudaError::SignatureMismatch`] naming the parameter. When neither is at
+    /// hand (a binary image on a driver older than 12.4) the lookup is
+    /// [`CudaError::NotSupported`] for `cuFuncGetParamInfo`; use
+    /// [`function_unchecked`](Module::function_unchecked) there.
     ///
     /// # Safety
     /// The kernel must use its parameters as `S` says: an [`In`](crate::launch::In)
     /// buffer only read, an [`Out`](crate::launch::Out) buffer only within its length,
-    /// scalars as their types. The driver cannot check what a kernel does.
+    /// values as their types. The driver cannot check what a kernel does.
     pub unsafe fn function<S: Signature>(&self, name: &str) -> Result<Function<'_, S>, CudaError> {
-        let cname = CString::new(name)
-            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
-        let mut raw = CUfunction::NULL;
-        // SAFETY: a valid out-pointer and NUL-terminated name.
-        check(unsafe {
-            self.driver.table().cuModuleGetFunction()?(&mut raw, self.raw, cname.as_ptr())
-        })?;
-        let actual = match self.param_info(raw)? {
+        // SAFETY: the caller's promise, forwarded; the layout is checked below.
+        let f = unsafe { self.function_unchecked::<S>(name)? };
+        let actual = match self.param_info(f.raw)? {
             Some(p) => p,
             None => self
                 .ptx
                 .as_deref()
                 .and_then(|t| entry_params(t, name))
-                .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_NOT_SUPPORTED))?,
+                .ok_or(CudaError::NotSupported {
+                    function: "cuFuncGetParamInfo",
+                    needs: DriverVersion::new(12, 4),
+                })?,
         };
         let expected = S::layout();
         let mismatch =
@@ -307,6 +435,26 @@ impl Module<'_> {
                 format!("{} bytes at offset {}", extra.1, extra.0),
             ));
         }
+        Ok(f)
+    }
+
+    /// The kernel `name`, declared with its parameter types `S` and not checked
+    /// against the kernel's parameters.
+    ///
+    /// # Safety
+    /// As for [`function`](Module::function), and `S` must match the kernel's
+    /// parameter list exactly: count, sizes and offsets.
+    pub unsafe fn function_unchecked<S: Signature>(
+        &self,
+        name: &str,
+    ) -> Result<Function<'_, S>, CudaError> {
+        let cname = CString::new(name)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let mut raw = CUfunction::NULL;
+        // SAFETY: a valid out-pointer and NUL-terminated name.
+        check(unsafe {
+            self.driver.table().cuModuleGetFunction()?(&mut raw, self.raw, cname.as_ptr())
+        })?;
         Ok(Function {
             driver: self.driver,
             raw,
@@ -415,6 +563,37 @@ impl<S: Signature> Function<'_, S> {
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: plain values.
         check(unsafe { self.driver.table().cuFuncSetAttribute()?(self.raw, attr, v) })
+    }
+
+    /// Prefers more shared memory or more L1 cache for this kernel (a hint).
+    pub fn set_cache_config(&mut self, config: CUfunc_cache) -> Result<(), CudaError> {
+        // SAFETY: plain values.
+        check(unsafe { self.driver.table().cuFuncSetCacheConfig()?(self.raw, config) })
+    }
+
+    /// The dynamic shared memory each block can have when `blocks_per_sm` blocks of
+    /// `block` threads are resident on one multiprocessor.
+    pub fn available_dynamic_shared_memory(
+        &self,
+        blocks_per_sm: u32,
+        block: u32,
+    ) -> Result<usize, CudaError> {
+        let int = |v: u32| {
+            i32::try_from(v).map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+        };
+        let mut bytes = 0usize;
+        // SAFETY: a valid out-pointer.
+        check(unsafe {
+            self.driver
+                .table()
+                .cuOccupancyAvailableDynamicSMemPerBlock()?(
+                &mut bytes,
+                self.raw,
+                int(blocks_per_sm)?,
+                int(block)?,
+            )
+        })?;
+        Ok(bytes)
     }
 
     /// Resident blocks per multiprocessor for `block` threads and `dynamic_shared`

@@ -14,8 +14,11 @@
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::memory::{DeviceBuffer, DeviceCopy};
-use crate::sys::{CUevent, CUevent_flags, CUresult, CUstream, CUstream_flags};
+use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
+use crate::sys::{
+    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUevent, CUevent_flags, CUresult, CUstream,
+    CUstream_flags,
+};
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -72,11 +75,29 @@ impl<'ctx> CurrentContext<'ctx> {
         })
     }
 
-    /// The legacy default stream of this context (never destroyed).
+    /// The default stream of this context (never destroyed): the legacy default
+    /// stream, or the per-thread one when the driver was loaded with
+    /// [`DriverOptions::per_thread_default_stream`](crate::DriverOptions).
     pub fn default_stream(&self) -> Stream<'_> {
+        self.special_stream(CUstream::NULL)
+    }
+
+    /// The legacy default stream (`CU_STREAM_LEGACY`): it waits for, and is waited
+    /// for by, every blocking stream of the context.
+    pub fn legacy_stream(&self) -> Stream<'_> {
+        self.special_stream(CU_STREAM_LEGACY)
+    }
+
+    /// This thread's default stream (`CU_STREAM_PER_THREAD`): it synchronises with
+    /// nothing but the legacy default stream.
+    pub fn per_thread_stream(&self) -> Stream<'_> {
+        self.special_stream(CU_STREAM_PER_THREAD)
+    }
+
+    fn special_stream(&self, raw: CUstream) -> Stream<'_> {
         Stream {
             driver: self.driver(),
-            raw: CUstream::NULL,
+            raw,
             _tied: PhantomData,
         }
     }
@@ -125,6 +146,26 @@ impl Stream<'_> {
         Ok(())
     }
 
+    /// Queues setting every element of `dst` to `value` (device memory is borrowed
+    /// only for the call: later work on the stream sees the result, in stream order).
+    pub fn fill<T: MemsetValue>(
+        &self,
+        dst: &mut impl DeviceWrite<T>,
+        value: T,
+    ) -> Result<(), CudaError> {
+        let dst = dst.view_mut();
+        let t = self.driver.table();
+        let (ptr, n, bits) = (dst.device_ptr(), dst.len(), value.bits());
+        // SAFETY: `n` elements of `size_of::<T>()` bytes at `ptr` are `dst`'s.
+        check(unsafe {
+            match size_of::<T>() {
+                1 => t.cuMemsetD8Async()?(ptr, bits as u8, n, self.raw),
+                2 => t.cuMemsetD16Async()?(ptr, bits as u16, n, self.raw),
+                _ => t.cuMemsetD32Async()?(ptr, bits, n, self.raw),
+            }
+        })
+    }
+
     /// The stream's priority.
     pub fn priority(&self) -> Result<i32, CudaError> {
         let mut p = 0;
@@ -136,7 +177,7 @@ impl Stream<'_> {
 
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
-        if self.raw.is_null() {
+        if [CUstream::NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD].contains(&self.raw) {
             return;
         }
         if let Ok(destroy) = self.driver.table().cuStreamDestroy() {
@@ -345,15 +386,11 @@ impl<'env> AsyncScope<'_, 'env> {
     /// Queues a copy of `src` into `dst` (same length).
     pub fn copy_to_device<T: DeviceCopy>(
         &self,
-        dst: &mut DeviceBuffer<'_, T>,
+        dst: &mut impl DeviceWrite<T>,
         src: &'env [T],
     ) -> Result<(), CudaError> {
-        if dst.len() != src.len() {
-            return Err(CudaError::LengthMismatch {
-                destination_len: dst.len(),
-                source_len: src.len(),
-            });
-        }
+        let dst = dst.view_mut();
+        same_len(dst.len(), src.len())?;
         // SAFETY: both ranges hold `len` elements; the host side stays borrowed until
         // the scope has synchronised the stream (device memory is not Rust memory: it
         // is borrowed only for the call, and stream order keeps its uses in sequence).
@@ -371,14 +408,10 @@ impl<'env> AsyncScope<'_, 'env> {
     pub fn copy_to_host<T: DeviceCopy>(
         &self,
         dst: &'env mut [T],
-        src: &DeviceBuffer<'_, T>,
+        src: &impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
-        if dst.len() != src.len() {
-            return Err(CudaError::LengthMismatch {
-                destination_len: dst.len(),
-                source_len: src.len(),
-            });
-        }
+        let src = src.view();
+        same_len(dst.len(), src.len())?;
         // SAFETY: as above; `T: DeviceCopy` makes any bytes written valid.
         check(unsafe {
             self.driver.table().cuMemcpyDtoHAsync()?(

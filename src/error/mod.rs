@@ -50,6 +50,27 @@ pub enum CudaError {
         /// Elements in the source.
         source_len: usize,
     },
+    /// A range or split point outside a view of device memory.
+    #[error("range {start}..{end} is out of bounds for {len} elements")]
+    OutOfRange {
+        /// The first element asked for.
+        start: usize,
+        /// One past the last element asked for.
+        end: usize,
+        /// The elements there are.
+        len: usize,
+    },
+    /// A module image that is malformed: the reason says how.
+    #[error("invalid module image: {0}")]
+    InvalidImage(&'static str),
+    /// A file could not be read.
+    #[error("could not read {}: {kind}", path.display())]
+    ReadFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        kind: std::io::ErrorKind,
+    },
     /// The JIT compiler refused a module; `log` holds its diagnostics.
     #[error("the JIT compiler refused the module ({source}):\n{log}")]
     JitFailed {

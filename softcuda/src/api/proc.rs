@@ -154,7 +154,7 @@ exports! {
     "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags" @ 7000 => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
     "cuOccupancyMaxPotentialBlockSize" @ 6050 => cuOccupancyMaxPotentialBlockSize,
     "cuOccupancyMaxPotentialBlockSizeWithFlags" @ 7000 => cuOccupancyMaxPotentialBlockSizeWithFlags,
-    "cuOccupancyAvailableDynamicSMemPerBlock" @ 11000 => cuOccupancyAvailableDynamicSMemPerBlock,
+    "cuOccupancyAvailableDynamicSMemPerBlock" @ 10020 => cuOccupancyAvailableDynamicSMemPerBlock,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying
@@ -236,4 +236,26 @@ pub unsafe extern "C" fn cuGetProcAddress(
 ) -> CUresult {
     // SAFETY: the same contract, passed on.
     unsafe { cuGetProcAddress_v2(symbol, pfn, version, flags, core::ptr::null_mut()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each export's version is one the header lists for that function: otherwise a
+    /// loader asking at the header's version would never find it.
+    #[test]
+    fn every_export_is_at_an_abi_version_of_the_header() {
+        for (name, ver, _) in exports() {
+            let listed = ABI_VERSIONS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+                .unwrap_or_default();
+            assert!(
+                listed.contains(ver),
+                "{name} @ {ver}: the header lists {listed:?}"
+            );
+        }
+    }
 }
