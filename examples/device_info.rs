@@ -21,23 +21,12 @@ fn main() -> ExitCode {
             d.path().unwrap_or("in-process")
         );
     }
-    let listed = common::choose().and_then(|(d, soft)| {
+    common::main_with(|d, soft| {
         if soft {
             println!("CUDA driver {} (softcuda, in-process)", d.version());
         }
         list_devices(d)
-    });
-    match listed {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is_no_device() => {
-            eprintln!("no CUDA device: the driver loaded, but found no GPU on this machine ({e})");
-            ExitCode::from(2)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    })
 }
 
 fn list_devices(driver: &'static Driver) -> Result<(), CudaError> {

@@ -21,24 +21,7 @@ const PTX: &str = include_str!("../kernels/vector_add.ptx");
 const N: usize = 1 << 20;
 
 fn main() -> ExitCode {
-    let driver = match common::choose() {
-        Ok((d, _soft)) => d,
-        Err(e) if e.is_no_device() => {
-            eprintln!("no CUDA device behind the chosen driver ({e})");
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match run(driver) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    common::main_with(|driver, _soft| run(driver))
 }
 
 fn run(driver: &'static Driver) -> Result<(), CudaError> {

@@ -3,7 +3,7 @@
 //! Safe, zero-cost bindings to the NVIDIA CUDA Driver API, loaded at run time: no
 //! `cuda.h`, no link-time `libcuda`, no `nvcc`.
 //!
-//! This release is the foundation the safe layer stands on:
+//! Layers, from the C ABI up:
 //!
 //! - [`sys`] — the raw C ABI: handles, enums, flag sets and structs of CUDA 12.9;
 //! - [`table`] — the driver functions, declared once in one list, resolved into a
@@ -11,8 +11,11 @@
 //! - [`loader`] — finds the driver library, resolves the table with version gating,
 //!   and reports every failure with its cause;
 //! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers;
-//! - the first of the safe layer: [`device`] (typed attributes, grouped views) and
-//!   [`context`] (owned contexts and the [`CurrentContext`] token).
+//! - the safe layer: [`device`] (typed attributes, grouped views), [`context`] (owned
+//!   contexts and the [`CurrentContext`] token every other object borrows),
+//!   [`stream`] (streams, events, scoped asynchronous copies), [`memory`] (device
+//!   buffers and views), [`pinned`] (page-locked host memory), [`module`] (modules,
+//!   the JIT log, kernel lookup) and [`launch`] (typed kernel arguments).
 //!
 //! ```no_run
 //! # fn main() -> Result<(), oxicuda_driver::CudaError> {

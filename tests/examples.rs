@@ -109,3 +109,38 @@ fn device_info_with_no_driver_chosen_lists_softcudas_devices() {
         "{s}"
     );
 }
+
+#[test]
+fn jit_log_with_no_driver_chosen_shows_structured_diagnostics() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("jit_log");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(
+        s.contains("Error   line 8   Unknown instruction 'frobnicate.u32'"),
+        "{s}"
+    );
+    assert!(s.contains("Used") && s.contains("registers"), "{s}");
+}
+
+#[test]
+fn streams_events_with_no_driver_chosen_times_two_streams() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("streams_events");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(
+        s.contains("stream 0:") && s.contains("stream 1:") && s.contains("from the shared start"),
+        "{s}"
+    );
+    assert!(
+        s.contains("1048576 elements, all equal to the CPU result"),
+        "{s}"
+    );
+}

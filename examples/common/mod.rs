@@ -28,3 +28,21 @@ pub fn choose() -> Result<(&'static Driver, bool), CudaError> {
         Err(e) => Err(e),
     }
 }
+
+/// Runs `body` on the chosen driver (see [`choose`]). Exit status: 0 on success; 2
+/// when the chosen driver has no device; 1 on any other error. Errors are printed.
+pub fn main_with(
+    body: impl FnOnce(&'static Driver, bool) -> Result<(), CudaError>,
+) -> std::process::ExitCode {
+    match choose().and_then(|(d, soft)| body(d, soft)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.is_no_device() => {
+            eprintln!("no CUDA device: the chosen driver loaded, but found no GPU ({e})");
+            std::process::ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
