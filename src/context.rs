@@ -392,3 +392,4 @@ static_assertions::assert_impl_all!(PrimaryContext: Send);
 static_assertions::assert_not_impl_any!(PrimaryContext: Sync);
 static_assertions::assert_not_impl_any!(CurrentContext<'static>: Send, Sync);
 static_assertions::assert_impl_all!(Device: Send, Sync, Copy);
+static_assertions::assert_impl_all!(PrimaryState: Send, Sync);

@@ -320,3 +320,7 @@ impl Device {
         Ok(can != 0)
     }
 }
+static_assertions::assert_impl_all!(ComputeInfo: Send, Sync);
+static_assertions::assert_impl_all!(LaunchLimits: Send, Sync);
+static_assertions::assert_impl_all!(MemoryInfo: Send, Sync);
+static_assertions::assert_impl_all!(Features: Send, Sync);

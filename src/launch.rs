@@ -241,3 +241,7 @@ impl<S: Signature> Function<'_, S> {
         })
     }
 }
+
+static_assertions::assert_impl_all!(In<f32>: Send, Sync);
+static_assertions::assert_impl_all!(Out<f32>: Send, Sync);
+static_assertions::assert_impl_all!(Dim3: Send, Sync, Copy);

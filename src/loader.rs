@@ -489,3 +489,5 @@ pub fn init() -> Result<&'static Driver, CudaError> {
 // The process-wide driver is shared by every thread.
 static_assertions::assert_impl_all!(Driver: Send, Sync);
 static_assertions::assert_impl_all!(DriverTable: Send, Sync, Copy);
+static_assertions::assert_impl_all!(DriverOptions: Send, Sync);
+static_assertions::assert_impl_all!(Resolver: Send, Sync, Copy);

@@ -710,6 +710,14 @@ impl<S: Signature> Function<'_, S> {
     }
 }
 
+static_assertions::assert_not_impl_any!(Module<'static>: Send, Sync);
+static_assertions::assert_not_impl_any!(Function<'static, (u32,)>: Send, Sync);
+static_assertions::assert_not_impl_any!(DeviceGlobal<'static, u32>: Send, Sync);
+static_assertions::assert_impl_all!(JitLog: Send, Sync);
+static_assertions::assert_impl_all!(JitDiagnostic: Send, Sync);
+static_assertions::assert_impl_all!(JitOptions: Send, Sync);
+static_assertions::assert_impl_all!(Severity: Send, Sync, Copy);
+
 #[cfg(test)]
 mod tests {
     use super::*;

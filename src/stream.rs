@@ -423,3 +423,5 @@ impl<'env> AsyncScope<'_, 'env> {
         })
     }
 }
+static_assertions::assert_not_impl_any!(Event<'static, NoTiming>: Send, Sync);
+static_assertions::assert_not_impl_any!(AsyncScope<'static, 'static>: Send, Sync);

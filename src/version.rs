@@ -67,3 +67,5 @@ mod tests {
         assert!(DriverVersion::new(12, 3) > DriverVersion::new(12, 2));
     }
 }
+
+static_assertions::assert_impl_all!(DriverVersion: Send, Sync, Copy);

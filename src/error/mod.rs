@@ -338,3 +338,7 @@ mod tests {
         );
     }
 }
+
+static_assertions::assert_impl_all!(CudaError: Send, Sync, Clone, std::error::Error);
+static_assertions::assert_impl_all!(LoadError: Send, Sync, Clone);
+static_assertions::assert_impl_all!(LoadAttempt: Send, Sync);
