@@ -221,9 +221,21 @@ fn image_kind(image: &[u8]) -> Result<Image, CudaError> {
         return Ok(Image::Cubin);
     }
     if u32_at(0) == Some(0xBA55_ED50) {
-        fits(u16_at(6), Some(1), u64_at(8)).ok_or(invalid(
+        let (header, body) = (u16_at(6), u64_at(8));
+        fits(header, Some(1), body).ok_or(invalid(
             "the fatbin's header says it is longer than the image",
         ))?;
+        // Each entry: a header (its size at +4) and a payload (its size at +8).
+        let end = header.unwrap_or(0) + body.unwrap_or(0);
+        let mut at = header.unwrap_or(0);
+        while at < end {
+            at = u32_at(at as usize + 4)
+                .filter(|h| *h > 0)
+                .zip(u64_at(at as usize + 8))
+                .and_then(|(h, size)| at.checked_add(h)?.checked_add(size))
+                .filter(|e| *e <= end)
+                .ok_or(invalid("a fatbin entry lies past the end of the fatbin"))?;
+        }
         return Ok(Image::Fatbin);
     }
     Ok(Image::Ptx)

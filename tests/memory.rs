@@ -276,6 +276,13 @@ fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
         assert!(
             matches!(err(cur.load_module(&truncated, &opts)), CudaError::InvalidImage(m) if m.contains("fatbin")),
         );
+        let mut lying_entry = fat.clone();
+        let size_at = 16 + 8; // the first entry's payload size
+        lying_entry[size_at..size_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            err(cur.load_module(&lying_entry, &opts)),
+            CudaError::InvalidImage(m) if m.contains("entry")
+        ));
         let mut elf = empty_elf();
         elf[0x28..0x30].copy_from_slice(&64u64.to_le_bytes()); // section headers at 64
         elf[0x3A..0x3C].copy_from_slice(&64u16.to_le_bytes());

@@ -986,6 +986,13 @@ fn a_fatbin_embedding_ptx_runs_that_ptx() {
                 cuModuleLoadFatBinary(&mut m, only_elf.as_ptr().cast()),
                 code::NO_BINARY_FOR_GPU
             );
+            // An entry whose payload runs past the fatbin is refused, not read.
+            let mut lying = fatbin_with_ptx(include_str!("../../kernels/vector_add.ptx"));
+            lying[24..32].copy_from_slice(&(1u64 << 40).to_le_bytes());
+            assert_eq!(
+                cuModuleLoadFatBinary(&mut m, lying.as_ptr().cast()),
+                code::INVALID_IMAGE
+            );
         }
     });
     no_leaks();

@@ -148,6 +148,13 @@ fn fatbin_ptx(p: *const u8, sm: u32) -> R<String> {
         let kind = rd32(at) & 0xFFFF;
         let entry_header = rd32(at + 4) as usize;
         let size = rd64(at + 8) as usize;
+        if entry_header
+            .checked_add(size)
+            .and_then(|n| n.checked_add(at))
+            .is_none_or(|e| e > total)
+        {
+            return Err(code::INVALID_IMAGE); // the entry runs past the fatbin
+        }
         let arch = rd32(at + 28);
         let flags = rd64(at + 40);
         let compressed = flags & 0x2000 != 0;
