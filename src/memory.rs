@@ -136,19 +136,49 @@ pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
     fn view_mut(&mut self) -> DeviceSliceMut<'_, T>;
 }
 
+/// What every kind of device memory has: its extent, and a shared view of all of it.
+macro_rules! extent {
+    ($($ty:ident),*) => {$(
+        impl<T: DeviceCopy> $ty<'_, T> {
+            /// Elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether it holds no element.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The device address of the first element.
+            pub fn device_ptr(&self) -> CUdeviceptr {
+                self.ptr
+            }
+
+            /// A shared view of all of it, borrowing it.
+            pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+                DeviceSlice {
+                    driver: self.driver,
+                    ptr: self.ptr,
+                    len: self.len,
+                    _b: PhantomData,
+                }
+            }
+        }
+    )*};
+}
+extent!(DeviceBuffer, DeviceSlice, DeviceSliceMut);
+
+// Written out rather than generated: the compiler quotes these impls to users whose
+// arguments have the wrong element type.
 impl<T: DeviceCopy> DeviceRead<T> for DeviceBuffer<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
         self.as_slice()
     }
 }
-impl<T: DeviceCopy> DeviceWrite<T> for DeviceBuffer<'_, T> {
-    fn view_mut(&mut self) -> DeviceSliceMut<'_, T> {
-        self.as_mut_slice()
-    }
-}
 impl<T: DeviceCopy> DeviceRead<T> for DeviceSlice<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
-        *self
+        self.as_slice()
     }
 }
 impl<T: DeviceCopy> DeviceRead<T> for DeviceSliceMut<'_, T> {
@@ -156,9 +186,29 @@ impl<T: DeviceCopy> DeviceRead<T> for DeviceSliceMut<'_, T> {
         self.as_slice()
     }
 }
+
+impl<T: DeviceCopy> DeviceWrite<T> for DeviceBuffer<'_, T> {
+    fn view_mut(&mut self) -> DeviceSliceMut<'_, T> {
+        self.as_mut_slice()
+    }
+}
 impl<T: DeviceCopy> DeviceWrite<T> for DeviceSliceMut<'_, T> {
     fn view_mut(&mut self) -> DeviceSliceMut<'_, T> {
         self.reborrow()
+    }
+}
+
+/// An exclusive view of `len` elements at `ptr`, for the caller to tie to a borrow.
+fn exclusive<'x, T: DeviceCopy>(
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    len: usize,
+) -> DeviceSliceMut<'x, T> {
+    DeviceSliceMut {
+        driver,
+        ptr,
+        len,
+        _b: PhantomData,
     }
 }
 
@@ -230,39 +280,9 @@ impl<'ctx> CurrentContext<'ctx> {
 }
 
 impl<T: DeviceCopy> DeviceBuffer<'_, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address.
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    /// A shared view of the whole buffer.
-    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice {
-            driver: self.driver,
-            ptr: self.ptr,
-            len: self.len,
-            _b: PhantomData,
-        }
-    }
-
     /// An exclusive view of the whole buffer: slice it, split it, pass the parts.
     pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut {
-            driver: self.driver,
-            ptr: self.ptr,
-            len: self.len,
-            _b: PhantomData,
-        }
+        exclusive(self.driver, self.ptr, self.len)
     }
 
     /// Copies `src` (same length) into the buffer; returns when done.
@@ -300,21 +320,6 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
 }
 
 impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of the first element.
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
     /// The elements in `range`, or [`CudaError::OutOfRange`].
     pub fn slice(self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'b, T>, CudaError> {
         let (start, end) = bounds(range, self.len)?;
@@ -365,40 +370,10 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
 }
 
 impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of the first element.
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    /// A shared view of the same elements, borrowing this one.
-    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        DeviceSlice {
-            driver: self.driver,
-            ptr: self.ptr,
-            len: self.len,
-            _b: PhantomData,
-        }
-    }
-
     /// A shorter-lived exclusive view of the same elements (to pass to a launch and
     /// keep this one).
     pub fn reborrow(&mut self) -> DeviceSliceMut<'_, T> {
-        DeviceSliceMut {
-            driver: self.driver,
-            ptr: self.ptr,
-            len: self.len,
-            _b: PhantomData,
-        }
+        exclusive(self.driver, self.ptr, self.len)
     }
 
     /// The elements in `range`, or [`CudaError::OutOfRange`].

@@ -4,33 +4,23 @@
 
 mod common;
 
-use common::{no_leaks, soft};
+use common::on_device0;
 
+use oxicuda_driver::CudaError;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::memory::{DeviceCopy, DeviceSliceMut};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::{
-    CUctx_flags, CUfunc_cache, CUmemhostalloc_flags, CUmemhostregister_flags, CUresult,
-    CUstream_flags,
+    CUfunc_cache, CUmemhostalloc_flags, CUmemhostregister_flags, CUresult, CUstream_flags,
 };
-use oxicuda_driver::{Context, CudaError, CurrentContext};
 
 const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
 const AFFINE: &str = include_str!("../kernels/affine.ptx");
 const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
 
-/// Runs `f` under a fresh context of device 0, then checks nothing leaked.
-fn with_context(f: impl for<'c> FnOnce(&mut CurrentContext<'c>) -> Result<(), CudaError>) {
-    let (d, _g) = soft();
-    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
-    ctx.bind(f).unwrap().unwrap();
-    drop(ctx);
-    no_leaks();
-}
-
 #[test]
 fn split_views_are_written_by_two_kernels_independently() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
         // SAFETY: saxpy(a, x, y, n) reads n elements of x and updates n of y.
         let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
@@ -58,7 +48,7 @@ fn split_views_are_written_by_two_kernels_independently() {
 
 #[test]
 fn ranges_outside_a_view_are_typed_errors() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let mut b = cur.alloc_from(&[1u32, 2, 3, 4])?;
         assert_eq!(b.as_slice().slice(1..3)?.to_vec()?, [2, 3]);
         assert_eq!(b.as_slice().slice(..=1)?.to_vec()?, [1, 2]);
@@ -92,7 +82,7 @@ fn ranges_outside_a_view_are_typed_errors() {
 
 #[test]
 fn copies_and_memsets_on_views() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let mut a = cur.alloc::<u32>(8)?;
         a.fill(7)?;
         let (mut lo, hi) = a.as_mut_slice().split_at(4)?;
@@ -141,7 +131,7 @@ unsafe impl DeviceCopy for Affine {}
 
 #[test]
 fn a_repr_c_struct_is_a_kernel_parameter() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let module = cur.load_ptx(AFFINE, &JitOptions::default())?;
         // SAFETY: affine(p, x, y) reads p.n elements of x and writes p.n of y.
         let affine = unsafe { module.function::<(Affine, In<f32>, Out<f32>)>("affine")? };
@@ -172,7 +162,7 @@ fn a_repr_c_struct_is_a_kernel_parameter() {
 
 #[test]
 fn pinned_and_registered_host_memory_feed_async_copies() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut pinned =
             cur.alloc_host::<u32>(1024, CUmemhostalloc_flags::CU_MEMHOSTALLOC_PORTABLE)?;
@@ -243,7 +233,7 @@ fn empty_elf() -> Vec<u8> {
 
 #[test]
 fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let opts = JitOptions::default();
         let run = |module: &oxicuda_driver::module::Module<'_>| -> Result<Vec<f32>, CudaError> {
             // SAFETY: vector_add reads a and b, writes n elements of c.
@@ -323,7 +313,7 @@ fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
 
 #[test]
 fn cache_config_dynamic_shared_memory_and_unchecked_lookup() {
-    with_context(|cur| {
+    on_device0(|cur| {
         let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
         // SAFETY: the declaration matches vector_add (checked by the lookup below).
         let mut f = unsafe {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{no_leaks, soft};
+use common::{no_leaks, on_device0, soft};
 
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::{JitOptions, Severity};
@@ -17,35 +17,25 @@ const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
 
 #[test]
 fn vector_add_end_to_end() {
-    let (d, _g) = soft();
-    let ctx = Context::new(&d.best_device().unwrap(), CUctx_flags::empty()).unwrap();
-    let out = ctx
-        .bind(|cur| -> Result<Vec<f32>, CudaError> {
-            let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-            // SAFETY: vector_add reads a and b, writes n elements of c.
-            let add =
-                unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
-            let n = 100_000u32;
-            let a = cur.alloc_from(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
-            let b = cur.alloc_from(&(0..n).map(|i| 2.0 * i as f32).collect::<Vec<_>>())?;
-            let mut c = cur.alloc::<f32>(n as usize)?;
-            let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            add.launch(&stream, n.div_ceil(256), 256, 0, (&a, &b, &mut c, n))?;
-            stream.synchronize()?;
-            c.to_vec()
-        })
-        .unwrap()
-        .unwrap();
+    let out = on_device0(|cur| -> Result<Vec<f32>, CudaError> {
+        let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
+        // SAFETY: vector_add reads a and b, writes n elements of c.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        let n = 100_000u32;
+        let a = cur.alloc_from(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
+        let b = cur.alloc_from(&(0..n).map(|i| 2.0 * i as f32).collect::<Vec<_>>())?;
+        let mut c = cur.alloc::<f32>(n as usize)?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        add.launch(&stream, n.div_ceil(256), 256, 0, (&a, &b, &mut c, n))?;
+        stream.synchronize()?;
+        c.to_vec()
+    });
     assert!(out.iter().enumerate().all(|(i, v)| *v == 3.0 * i as f32));
-    drop(ctx);
-    no_leaks();
 }
 
 #[test]
 fn a_two_stream_pipeline_ordered_by_events() {
-    let (d, _g) = soft();
-    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
-    ctx.bind(|cur| -> Result<(), CudaError> {
+    on_device0(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
         // SAFETY: saxpy(a, x, y, n) reads x and updates y in place.
         let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
@@ -72,11 +62,7 @@ fn a_two_stream_pipeline_ordered_by_events() {
         assert!(end.elapsed_since(&start)? >= 0.0);
         assert!(y.to_vec()?.iter().all(|v| *v == 5.0));
         Ok(())
-    })
-    .unwrap()
-    .unwrap();
-    drop(ctx);
-    no_leaks();
+    });
 }
 
 #[test]
@@ -155,11 +141,9 @@ fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
 #[test]
 fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
     use std::sync::{Arc, Mutex};
-    let (d, _g) = soft();
-    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     let before = oxicuda_driver::stream::host_callback_panics();
-    ctx.bind(|cur| -> Result<(), CudaError> {
+    on_device0(|cur| -> Result<(), CudaError> {
         let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         for i in 0..3 {
             let log = Arc::clone(&log);
@@ -169,24 +153,18 @@ fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
         let after = Arc::clone(&log);
         s.launch_host_fn(move || after.lock().unwrap().push(99))?;
         s.synchronize()
-    })
-    .unwrap()
-    .unwrap();
+    });
     assert_eq!(
         *log.lock().unwrap(),
         [0, 1, 2, 99],
         "in order, and work after a panicking callback still runs"
     );
     assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 1);
-    drop(ctx);
-    no_leaks();
 }
 
 #[test]
 fn async_copies_borrow_host_memory_until_the_scope_has_synchronised() {
-    let (d, _g) = soft();
-    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
-    ctx.bind(|cur| -> Result<(), CudaError> {
+    on_device0(|cur| -> Result<(), CudaError> {
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let src: Vec<u32> = (0..10_000).collect();
         let mut dev = cur.alloc::<u32>(src.len())?;
@@ -208,11 +186,7 @@ fn async_copies_borrow_host_memory_until_the_scope_has_synchronised() {
             }
         ));
         Ok(())
-    })
-    .unwrap()
-    .unwrap();
-    drop(ctx);
-    no_leaks();
+    });
 }
 
 #[test]

@@ -63,6 +63,25 @@ pub fn soft() -> (
     (d, g)
 }
 
+/// Runs `f` under a fresh context of softcuda's device 0 and returns what it
+/// returned; then checks that softcuda has no live object left.
+pub fn on_device0<R>(
+    f: impl for<'c> FnOnce(
+        &mut oxicuda_driver::CurrentContext<'c>,
+    ) -> Result<R, oxicuda_driver::CudaError>,
+) -> R {
+    let (d, _g) = soft();
+    let ctx = oxicuda_driver::Context::new(
+        &d.device(0).unwrap(),
+        oxicuda_driver::sys::CUctx_flags::empty(),
+    )
+    .unwrap();
+    let r = ctx.bind(f).unwrap().unwrap();
+    drop(ctx);
+    no_leaks();
+    r
+}
+
 /// softcuda has no live object left.
 pub fn no_leaks() {
     assert_eq!(
