@@ -2,8 +2,8 @@
 //! was allocated under, freed when dropped; the views [`DeviceSlice`] and
 //! [`DeviceSliceMut`], which are to a buffer what `&[T]` and `&mut [T]` are to a `Vec`
 //! (split a mutable view and the halves can be written independently — by two
-//! kernels, say); synchronous copies and memsets between host slices and device
-//! memory of the same element type (CF12).
+//! kernels, say); copies between host slices and device memory of the same element
+//! type (CF12) — host copies return when done — and typed memsets.
 //!
 //! Element types opt in through the `unsafe` marker trait [`DeviceCopy`]: plain data
 //! that any bit pattern the device writes leaves valid. Functions that accept any
@@ -430,7 +430,9 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         self.as_slice().to_vec()
     }
 
-    /// Copies device memory of the same element type and length (CF12).
+    /// Copies device memory of the same element type and length (CF12). Like every
+    /// device-to-device copy of the driver, it is queued: later work of the context
+    /// sees the result, the host does not wait for it.
     pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
         let src = src.view();
         same_len(self.len, src.len)?;
@@ -441,7 +443,8 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         })
     }
 
-    /// Sets every element to `value`; returns when done.
+    /// Sets every element to `value` (queued like [`copy_from`](Self::copy_from): later
+    /// work of the context sees the result).
     pub fn fill(&mut self, value: T) -> Result<(), CudaError>
     where
         T: MemsetValue,
@@ -458,7 +461,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         })
     }
 
-    /// Sets every byte to zero; returns when done.
+    /// Sets every byte to zero (queued like [`copy_from`](Self::copy_from)).
     pub fn zero(&mut self) -> Result<(), CudaError> {
         // SAFETY: the view's bytes.
         check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })

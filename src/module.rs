@@ -1,9 +1,12 @@
 //! Modules — from PTX text, cubin or fatbin, as bytes or from a file — the JIT's log
 //! as structured diagnostics, and kernels declared with their typed signature.
 //!
-//! Binary images are checked before the driver sees them: an ELF (cubin) or fatbin
-//! whose headers point past the end of the bytes is [`CudaError::InvalidImage`], so
-//! the driver never reads beyond what it was given.
+//! Binary images are checked before the driver sees them, because
+//! `cuModuleLoadData` takes a bare pointer: an ELF (cubin) whose program headers,
+//! section headers, segments or sections, or a fatbin whose entries (and the
+//! uncompressed ELF files inside them) lie past the end of the bytes is
+//! [`CudaError::InvalidImage`]. Compressed fatbin entries are the driver's to
+//! decompress; their contents are not checked.
 //!
 //! Loading gives [`JitLog`]: on failure inside [`CudaError::JitFailed`], whose
 //! `Display` shows the diagnostics; on success from [`Module::info_log`]. Declaring a
@@ -178,67 +181,122 @@ fn invalid(reason: &'static str) -> CudaError {
     CudaError::InvalidImage(reason)
 }
 
+/// Little-endian reads of a byte image; `None` past its end.
+struct Bytes<'i>(&'i [u8]);
+
+impl Bytes<'_> {
+    fn get<const N: usize>(&self, at: u64) -> Option<[u8; N]> {
+        let at = usize::try_from(at).ok()?;
+        self.0.get(at..at.checked_add(N)?)?.try_into().ok()
+    }
+    fn u16(&self, at: u64) -> Option<u64> {
+        self.get(at).map(|b| u16::from_le_bytes(b) as u64)
+    }
+    fn u32(&self, at: u64) -> Option<u64> {
+        self.get(at).map(|b| u32::from_le_bytes(b) as u64)
+    }
+    fn u64(&self, at: u64) -> Option<u64> {
+        self.get(at).map(u64::from_le_bytes)
+    }
+    /// `count` records of `size` bytes at `offset` lie within the image.
+    fn holds(&self, offset: Option<u64>, count: u64, size: Option<u64>) -> bool {
+        offset
+            .zip(size)
+            .and_then(|(o, s)| o.checked_add(count.checked_mul(s)?))
+            .is_some_and(|end| end <= self.0.len() as u64)
+    }
+}
+
 /// The image's format, its binary headers checked against its length.
 fn image_kind(image: &[u8]) -> Result<Image, CudaError> {
-    let u16_at = |at: usize| -> Option<u64> {
-        Some(u16::from_le_bytes(image.get(at..at + 2)?.try_into().ok()?) as u64)
-    };
-    let u32_at = |at: usize| -> Option<u64> {
-        Some(u32::from_le_bytes(image.get(at..at + 4)?.try_into().ok()?) as u64)
-    };
-    let u64_at = |at: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(image.get(at..at + 8)?.try_into().ok()?))
-    };
-    let len = image.len() as u64;
-    let fits = |offset: Option<u64>, count: Option<u64>, size: Option<u64>| {
-        let end = offset?.checked_add(count?.checked_mul(size?)?)?;
-        (end <= len).then_some(())
-    };
     if image.starts_with(b"\x7fELF") {
-        if image.get(4) != Some(&2) {
-            return Err(invalid("a cubin must be a 64-bit ELF file"));
-        }
-        fits(u64_at(0x20), u16_at(0x38), u16_at(0x36)).ok_or(invalid(
-            "the ELF program headers lie past the end of the image",
-        ))?;
-        let (shoff, shnum, shentsize) = (u64_at(0x28), u16_at(0x3C), u16_at(0x3A));
-        fits(shoff, shnum, shentsize).ok_or(invalid(
-            "the ELF section headers lie past the end of the image",
-        ))?;
-        let (shoff, shnum, shentsize) = (
-            shoff.unwrap_or(0),
-            shnum.unwrap_or(0),
-            shentsize.unwrap_or(0),
-        );
-        for i in 0..shnum {
-            let at = (shoff + i * shentsize) as usize;
-            const NOBITS: u64 = 8;
-            if u32_at(at + 4) != Some(NOBITS) {
-                fits(u64_at(at + 0x18), Some(1), u64_at(at + 0x20))
-                    .ok_or(invalid("an ELF section lies past the end of the image"))?;
-            }
-        }
+        check_elf(image)?;
         return Ok(Image::Cubin);
     }
-    if u32_at(0) == Some(0xBA55_ED50) {
-        let (header, body) = (u16_at(6), u64_at(8));
-        fits(header, Some(1), body).ok_or(invalid(
-            "the fatbin's header says it is longer than the image",
-        ))?;
-        // Each entry: a header (its size at +4) and a payload (its size at +8).
-        let end = header.unwrap_or(0) + body.unwrap_or(0);
-        let mut at = header.unwrap_or(0);
-        while at < end {
-            at = u32_at(at as usize + 4)
-                .filter(|h| *h > 0)
-                .zip(u64_at(at as usize + 8))
-                .and_then(|(h, size)| at.checked_add(h)?.checked_add(size))
-                .filter(|e| *e <= end)
-                .ok_or(invalid("a fatbin entry lies past the end of the fatbin"))?;
-        }
+    let b = Bytes(image);
+    if b.u32(0) == Some(0xBA55_ED50) {
+        check_fatbin(&b)?;
         return Ok(Image::Fatbin);
     }
     Ok(Image::Ptx)
+}
+
+/// A 64-bit little-endian ELF file whose program headers, section headers, segments
+/// and sections all lie within `image`.
+fn check_elf(image: &[u8]) -> Result<(), CudaError> {
+    let b = Bytes(image);
+    if image.len() < 64 || image[4] != 2 || image[5] != 1 {
+        return Err(invalid("a cubin must be a 64-bit little-endian ELF file"));
+    }
+    let (phoff, phnum) = (b.u64(0x20), b.u16(0x38).unwrap_or(0));
+    let (shoff, shnum) = (b.u64(0x28), b.u16(0x3C).unwrap_or(0));
+    if phnum == 0xFFFF || (shnum == 0 && shoff != Some(0)) || b.u16(0x3E) == Some(0xFFFF) {
+        return Err(invalid("extended ELF header numbering is not supported"));
+    }
+    if phnum > 0 {
+        if b.u16(0x36) != Some(56) || !b.holds(phoff, phnum, Some(56)) {
+            return Err(invalid(
+                "the ELF program headers lie past the end of the image",
+            ));
+        }
+        for i in 0..phnum {
+            let at = phoff.unwrap_or(0) + i * 56;
+            if !b.holds(b.u64(at + 0x08), 1, b.u64(at + 0x20)) {
+                return Err(invalid("an ELF segment lies past the end of the image"));
+            }
+        }
+    }
+    if shnum > 0 {
+        if b.u16(0x3A) != Some(64) || !b.holds(shoff, shnum, Some(64)) {
+            return Err(invalid(
+                "the ELF section headers lie past the end of the image",
+            ));
+        }
+        if b.u16(0x3E).is_none_or(|strndx| strndx >= shnum) {
+            return Err(invalid("the ELF section-name table index is out of range"));
+        }
+        for i in 0..shnum {
+            let at = shoff.unwrap_or(0) + i * 64;
+            const NOBITS: u64 = 8;
+            if b.u32(at + 4) != Some(NOBITS) && !b.holds(b.u64(at + 0x18), 1, b.u64(at + 0x20)) {
+                return Err(invalid("an ELF section lies past the end of the image"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A fatbin whose entries lie within its length, which lies within the image; its
+/// uncompressed ELF entries are checked as cubins.
+fn check_fatbin(b: &Bytes<'_>) -> Result<(), CudaError> {
+    let (header, body) = (b.u16(6), b.u64(8));
+    if !b.holds(header, 1, body) {
+        return Err(invalid(
+            "the fatbin's header says it is longer than the image",
+        ));
+    }
+    let end = header.unwrap_or(0) + body.unwrap_or(0);
+    let mut at = header.unwrap_or(0);
+    // Each entry: kind at +0, header size at +4, payload size at +8, flags at +40.
+    while at < end {
+        let (h, size) = (b.u32(at + 4).unwrap_or(0), b.u64(at + 8));
+        let payload_end = at
+            .checked_add(h)
+            .zip(size)
+            .and_then(|(p, s)| p.checked_add(s));
+        if h < 64 || payload_end.is_none_or(|e| e > end) {
+            return Err(invalid("a fatbin entry lies past the end of the fatbin"));
+        }
+        const ELF: u64 = 2;
+        const COMPRESSED: u64 = 0x2000;
+        let compressed = b.u64(at + 40).unwrap_or(0) & COMPRESSED != 0;
+        if b.u16(at) == Some(ELF) && !compressed {
+            let (start, stop) = ((at + h) as usize, payload_end.unwrap_or(0) as usize);
+            check_elf(b.0.get(start..stop).unwrap_or_default())?;
+        }
+        at = payload_end.unwrap_or(end);
+    }
+    Ok(())
 }
 
 impl<'ctx> CurrentContext<'ctx> {
@@ -247,6 +305,11 @@ impl<'ctx> CurrentContext<'ctx> {
         let text = ptx.trim_end_matches('\0');
         if text.contains('\0') {
             return Err(invalid("PTX text must not contain NUL characters"));
+        }
+        if image_kind(text.as_bytes()) != Ok(Image::Ptx) {
+            return Err(invalid(
+                "text that starts like a binary image (ELF or fatbin) is not PTX",
+            ));
         }
         self.load(text.as_bytes(), Some(text.to_owned()), options)
     }
@@ -334,8 +397,8 @@ impl<'ctx> CurrentContext<'ctx> {
             push(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
         }
         let mut raw = CUmodule::NULL;
-        // SAFETY: a NUL-terminated, 8-byte aligned image whose binary headers were
-        // checked against its length; `keys` and `values` have the same length, the log
+        // SAFETY: a NUL-terminated, 8-byte aligned image (PTX text, or a binary image
+        // whose headers `image_kind` checked against its length: both callers do); `keys` and `values` have the same length, the log
         // buffers hold LOG_BYTES bytes and outlive the call.
         let r = unsafe {
             self.driver().table().cuModuleLoadDataEx()?(
@@ -392,7 +455,8 @@ impl Module<'_> {
     /// [`CudaError::SignatureMismatch`] naming the parameter. When neither is at
     /// hand (a binary image on a driver older than 12.4) the lookup is
     /// [`CudaError::NotSupported`] for `cuFuncGetParamInfo`; use
-    /// [`function_unchecked`](Module::function_unchecked) there.
+    /// [`function_unchecked`](Module::function_unchecked) there. PTX whose `.entry`
+    /// list cannot be read is [`CudaError::InvalidImage`].
     ///
     /// # Safety
     /// The kernel must use its parameters as `S` says: an [`In`](crate::launch::In)
@@ -401,16 +465,17 @@ impl Module<'_> {
     pub unsafe fn function<S: Signature>(&self, name: &str) -> Result<Function<'_, S>, CudaError> {
         // SAFETY: the caller's promise, forwarded; the layout is checked below.
         let f = unsafe { self.function_unchecked::<S>(name)? };
-        let actual = match self.param_info(f.raw)? {
-            Some(p) => p,
-            None => self
-                .ptx
-                .as_deref()
-                .and_then(|t| entry_params(t, name))
-                .ok_or(CudaError::NotSupported {
+        let actual = match (self.param_info(f.raw)?, self.ptx.as_deref()) {
+            (Some(p), _) => p,
+            (None, Some(ptx)) => entry_params(ptx, name).ok_or(invalid(
+                "the kernel's `.entry` parameter list in the PTX text could not be read",
+            ))?,
+            (None, None) => {
+                return Err(CudaError::NotSupported {
                     function: "cuFuncGetParamInfo",
                     needs: DriverVersion::new(12, 4),
-                })?,
+                });
+            }
         };
         let expected = S::layout();
         let mismatch =
@@ -645,35 +710,40 @@ impl<S: Signature> Function<'_, S> {
         let mut block = max - max % 32;
         while block >= 32 {
             let blocks = self.max_active_blocks_per_multiprocessor(block, dynamic_shared(block))?;
-            if blocks * block > best_threads {
-                (best, best_threads, best_blocks) = (block, blocks * block, blocks);
+            let threads = blocks.saturating_mul(block);
+            if threads > best_threads {
+                (best, best_threads, best_blocks) = (block, threads, blocks);
             }
             block -= 32;
         }
-        Ok((best, best_blocks * multiprocessors))
+        Ok((best, best_blocks.saturating_mul(multiprocessors)))
     }
 }
 
 /// (offset, size) of each parameter of `.entry name` in PTX text, laid out as the
-/// PTX ABI does (each aligned to its alignment).
+/// PTX ABI does (each aligned to its alignment); `None` if the list cannot be read.
+///
+/// A parameter reads `.param [.align A] .type [.ptr [.space] [.align B]] name[[N]]`:
+/// `A` is the parameter's alignment (else its type's); `B`, after `.ptr`, is the
+/// pointee's and does not move the parameter.
 pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
     let start = ptx.find(&format!(".entry {name}("))?;
-    let list = &ptx[start..];
+    let list = ptx.get(start..)?;
     let open = list.find('(')?;
-    let close = list.find(')')?;
+    let close = open + list.get(open..)?.find(')')?;
     let mut out = Vec::new();
     let mut offset = 0usize;
-    for p in list[open + 1..close]
+    for p in list
+        .get(open + 1..close)?
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
     {
         let words: Vec<&str> = p.split_whitespace().collect();
-        let align_at = words.iter().position(|w| *w == ".align");
-        let ty = words
+        let ty_at = words
             .iter()
-            .find(|w| w.starts_with('.') && *w != &".param" && *w != &".align" && *w != &".ptr")?;
-        let elem: usize = match &ty[2..] {
+            .position(|w| w.starts_with('.') && !matches!(*w, ".param" | ".align"))?;
+        let elem: usize = match words.get(ty_at)?.get(2..)? {
             "8" => 1,
             "16" => 2,
             "32" => 4,
@@ -684,13 +754,17 @@ pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
             Some((_, n)) => n.trim_end_matches(']').parse::<usize>().ok()?,
             None => 1,
         };
-        let align = match align_at {
-            Some(i) => words.get(i + 1)?.parse().ok()?,
+        let align = match words.get(..ty_at)?.iter().position(|w| *w == ".align") {
+            Some(i) => words.get(i + 1)?.parse::<usize>().ok()?,
             None => elem,
         };
-        offset = offset.div_ceil(align) * align;
-        out.push((offset, elem * count));
-        offset += elem * count;
+        if !align.is_power_of_two() {
+            return None;
+        }
+        let size = elem.checked_mul(count)?;
+        offset = offset.checked_next_multiple_of(align)?;
+        out.push((offset, size));
+        offset = offset.checked_add(size)?;
     }
     Some(out)
 }
@@ -758,6 +832,85 @@ mod tests {
             log.to_string()
                 .contains("error: line 6: Unknown instruction 'frob'")
         );
+    }
+
+    #[test]
+    fn an_align_after_ptr_is_the_pointees_and_bad_lists_are_none() {
+        let ptx =
+            ".entry k(\n .param .u32 k_param_0,\n .param .u64 .ptr .global .align 4 k_param_1\n)";
+        assert_eq!(entry_params(ptx, "k"), Some(vec![(0, 4), (8, 8)]));
+        assert_eq!(entry_params(".entry a)(", "a)"), None);
+        assert_eq!(
+            entry_params(".entry k(.param .align 0 .b8 p[4])", "k"),
+            None
+        );
+        assert_eq!(entry_params(".entry k(.param . p)", "k"), None);
+        assert_eq!(
+            entry_params(".entry k(.param .b16 p[18446744073709551615])", "k"),
+            None
+        );
+    }
+
+    fn elf() -> Vec<u8> {
+        let mut e = vec![0u8; 64];
+        e[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        e
+    }
+
+    #[test]
+    fn elf_headers_and_contents_must_lie_within_the_image() {
+        assert_eq!(image_kind(&elf()), Ok(Image::Cubin));
+        // One program header at 64 whose segment claims 4 KiB at offset 0.
+        let mut e = elf();
+        e[0x20..0x28].copy_from_slice(&64u64.to_le_bytes());
+        e[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        e[0x38..0x3A].copy_from_slice(&1u16.to_le_bytes());
+        e.resize(64 + 56, 0);
+        assert_eq!(image_kind(&e), Ok(Image::Cubin), "an empty segment fits");
+        e[64 + 0x20..64 + 0x28].copy_from_slice(&4096u64.to_le_bytes());
+        assert!(matches!(image_kind(&e), Err(CudaError::InvalidImage(m)) if m.contains("segment")));
+        // A program-header size other than 56 is refused, not trusted.
+        let mut e = elf();
+        e[0x20..0x28].copy_from_slice(&63u64.to_le_bytes());
+        e[0x36..0x38].copy_from_slice(&1u16.to_le_bytes());
+        e[0x38..0x3A].copy_from_slice(&1u16.to_le_bytes());
+        assert!(image_kind(&e).is_err());
+        // Extended numbering and big-endian files are refused.
+        let mut e = elf();
+        e[0x28..0x30].copy_from_slice(&64u64.to_le_bytes());
+        assert!(image_kind(&e).is_err());
+        let mut e = elf();
+        e[5] = 2;
+        assert!(image_kind(&e).is_err());
+    }
+
+    #[test]
+    fn a_fatbin_entry_must_have_a_full_header_and_its_elf_is_checked() {
+        let fatbin = |kind: u16, header: u32, payload: &[u8]| {
+            let mut e = vec![0u8; header as usize];
+            e[..2].copy_from_slice(&kind.to_le_bytes());
+            e[4..8].copy_from_slice(&header.to_le_bytes());
+            e[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+            e.extend_from_slice(payload);
+            let mut f = vec![0u8; 16];
+            f[..4].copy_from_slice(&0xBA55_ED50u32.to_le_bytes());
+            f[6..8].copy_from_slice(&16u16.to_le_bytes());
+            f[8..16].copy_from_slice(&(e.len() as u64).to_le_bytes());
+            f.extend(e);
+            f
+        };
+        assert_eq!(image_kind(&fatbin(2, 64, &elf())), Ok(Image::Fatbin));
+        assert!(
+            image_kind(&fatbin(2, 16, &elf())).is_err(),
+            "a 16-byte entry header"
+        );
+        let mut bad = elf();
+        bad[5] = 2;
+        assert!(
+            image_kind(&fatbin(2, 64, &bad)).is_err(),
+            "the ELF inside is checked"
+        );
+        assert_eq!(image_kind(&fatbin(1, 64, b"ptx")), Ok(Image::Fatbin));
     }
 
     #[test]

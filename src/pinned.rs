@@ -56,14 +56,17 @@ impl<'ctx> CurrentContext<'ctx> {
             len,
             _tied: PhantomData,
         };
-        if len > 0 && (p.is_null() || !p.cast::<T>().is_aligned()) {
+        if n > 0 && (p.is_null() || !p.cast::<T>().is_aligned()) {
             return Err(CudaError::Driver(
                 crate::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
             ));
         }
-        // SAFETY: `n` bytes at `p` were just allocated for us; zeroing makes them
-        // initialised `T`s (`T: DeviceCopy`: any bit pattern is valid).
-        unsafe { core::ptr::write_bytes(p.cast::<u8>(), 0, n) };
+        if n > 0 {
+            // SAFETY: `n` bytes at `p` (checked non-null above) were just allocated for
+            // us; zeroing makes them initialised `T`s (`T: DeviceCopy`: any bit
+            // pattern is valid).
+            unsafe { core::ptr::write_bytes(p.cast::<u8>(), 0, n) };
+        }
         Ok(buf)
     }
 

@@ -322,24 +322,35 @@ pub struct AsyncScope<'scope, 'env: 'scope> {
     _env: PhantomData<(&'env mut &'env (), *const ())>,
 }
 
-/// Synchronises the stream when dropped: a scope never returns, nor unwinds, while
-/// its copies may still touch host memory.
-struct SyncOnDrop {
-    driver: &'static Driver,
+/// `cuStreamSynchronize`, resolved before a scope starts.
+type SyncFn = crate::table::pfn::cuStreamSynchronize;
+
+/// Waits for the stream's work. Success, or a sticky error (the context is dead: its
+/// work was abandoned, and the driver touches no host memory for it any more), lets a
+/// scope end. Any other failure leaves copies possibly in flight with no way to wait
+/// for them, so the process aborts rather than release the host memory they use.
+fn wait_or_abort(sync: SyncFn, stream: CUstream) -> Result<(), CudaError> {
+    // SAFETY: a live stream.
+    match check(unsafe { sync(stream) }) {
+        Err(e) if !e.is_sticky() => {
+            tracing::error!(%e, "cannot wait for an async scope's copies; aborting");
+            std::process::abort()
+        }
+        r => r,
+    }
+}
+
+/// Waits when dropped: a scope never unwinds while its copies may still touch host
+/// memory.
+struct WaitOnDrop {
+    sync: SyncFn,
     stream: CUstream,
 }
 
-impl Drop for SyncOnDrop {
+impl Drop for WaitOnDrop {
     fn drop(&mut self) {
-        if let Ok(sync) = self.driver.table().cuStreamSynchronize() {
-            // SAFETY: a live stream.
-            let r = unsafe { sync(self.stream) };
-            if check(r).is_err() {
-                tracing::error!(
-                    ?r,
-                    "cuStreamSynchronize failed while leaving an async scope"
-                );
-            }
+        if let Err(e) = wait_or_abort(self.sync, self.stream) {
+            tracing::error!(%e, "the stream failed while an async scope unwound");
         }
     }
 }
@@ -349,7 +360,9 @@ impl Stream<'_> {
     /// memory borrowed for `'env`; returns only after the stream has finished them —
     /// also when `f` panics (CF11: the host memory can be neither freed nor touched
     /// until then). The scope lives inside this call, so no `mem::forget` can skip the
-    /// wait.
+    /// wait. If the stream fails with a sticky error the scope returns it (the
+    /// context's work is abandoned); if the wait itself is impossible for another
+    /// reason, the process aborts rather than free memory a copy may still use.
     ///
     /// ```compile_fail
     /// # use oxicuda_driver::{memory::DeviceBuffer, stream::Stream};
@@ -365,19 +378,20 @@ impl Stream<'_> {
         &'env self,
         f: impl for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> R,
     ) -> Result<R, CudaError> {
+        let sync = self.driver.table().cuStreamSynchronize()?;
         let scope = AsyncScope {
             driver: self.driver,
             stream: self.raw,
             _scope: PhantomData,
             _env: PhantomData,
         };
-        let guard = SyncOnDrop {
-            driver: self.driver,
+        let guard = WaitOnDrop {
+            sync,
             stream: self.raw,
         };
         let r = f(&scope);
         core::mem::forget(guard); // the wait below reports its error instead
-        self.synchronize()?;
+        wait_or_abort(sync, self.raw)?;
         Ok(r)
     }
 }

@@ -227,7 +227,8 @@ fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
 fn empty_elf() -> Vec<u8> {
     let mut elf = vec![0u8; 64];
     elf[..4].copy_from_slice(b"\x7fELF");
-    elf[4] = 2;
+    elf[4] = 2; // 64-bit
+    elf[5] = 1; // little-endian
     elf
 }
 
@@ -290,6 +291,10 @@ fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
         assert!(matches!(
             err(cur.load_module(&[0xff, 0xfe, 0x00, 0x01], &opts)),
             CudaError::InvalidImage(_)
+        ));
+        assert!(matches!(
+            err(cur.load_ptx("\x7fELF is not PTX", &opts)),
+            CudaError::InvalidImage(m) if m.contains("binary")
         ));
         assert!(matches!(
             err(cur.load_ptx("a\0b", &opts)),

@@ -141,7 +141,10 @@ fn fatbin_ptx(p: *const u8, sm: u32) -> R<String> {
         return Err(code::INVALID_IMAGE);
     }
     let header = (rd32(4) >> 16) as usize;
-    let total = header + rd64(8) as usize;
+    let total = usize::try_from(rd64(8))
+        .ok()
+        .and_then(|body| header.checked_add(body))
+        .ok_or(code::INVALID_IMAGE)?;
     let mut at = header;
     let mut best: Option<(u32, String)> = None;
     while at + 64 <= total {
