@@ -115,6 +115,17 @@ fn copies_and_memsets_on_views() {
         stream.fill(&mut a.as_mut_slice().slice(6..)?, 6u32)?;
         stream.synchronize()?;
         assert_eq!(a.to_vec()?, [5, 5, 5, 5, 5, 5, 6, 6]);
+        // The legacy and per-thread default streams are usable and never destroyed.
+        for special in [
+            cur.legacy_stream(),
+            cur.per_thread_stream(),
+            cur.default_stream(),
+        ] {
+            special.fill(&mut a, 4u32)?;
+            special.synchronize()?;
+            assert!(special.is_done()?);
+        }
+        assert_eq!(a.to_vec()?, [4; 8]);
         Ok(())
     });
 }
