@@ -46,3 +46,8 @@ pub use error::{CudaError, LoadAttempt, LoadError};
 pub use loader::{Driver, DriverOptions, Resolver, driver, driver_with, init};
 pub use table::DriverTable;
 pub use version::DriverVersion;
+
+/// The README's code, compiled as doctests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
