@@ -2,6 +2,11 @@
 //! cannot outlive the binding (CF2), cannot be used while another context is pushed
 //! (CF3: pushing needs the token mutably), and cannot leave the thread (CF5).
 //!
+//! Besides created streams there are the context's default stream, the legacy
+//! default stream and this thread's per-thread default stream (never destroyed);
+//! host callbacks ([`Stream::launch_host_fn`]), queued memsets ([`Stream::fill`]) and
+//! asynchronous copies of host memory inside [`Stream::scope`] (CF11).
+//!
 //! Events are typed by whether they record time: only [`Event<Timing>`] has
 //! [`elapsed_since`](Event::elapsed_since) (CF18).
 //!
