@@ -21,7 +21,7 @@ use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::stream::Tied;
-use crate::sys::{CUdeviceptr, CUresult};
+use crate::sys::{CUdeviceptr, CUresult, CUstream};
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
 
@@ -228,6 +228,11 @@ pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), 
     }
 }
 
+/// The address of element `n` from `ptr` (`n` within a live range, so no overflow).
+fn element<T>(ptr: CUdeviceptr, n: usize) -> CUdeviceptr {
+    ptr + (n * size_of::<T>()) as u64
+}
+
 /// `range` as `start..end` within `len`, or [`CudaError::OutOfRange`].
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), CudaError> {
     let start = match range.start_bound() {
@@ -324,7 +329,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     pub fn slice(self, range: impl RangeBounds<usize>) -> Result<DeviceSlice<'b, T>, CudaError> {
         let (start, end) = bounds(range, self.len)?;
         Ok(DeviceSlice {
-            ptr: self.ptr + (start * size_of::<T>()) as u64,
+            ptr: element::<T>(self.ptr, start),
             len: end - start,
             ..self
         })
@@ -341,31 +346,30 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     /// Copies the elements into `dst` (same length); returns when done.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         same_len(dst.len(), self.len)?;
-        // SAFETY: both ranges hold `len` elements; `T: DeviceCopy` makes any bytes valid.
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoH()?(
-                dst.as_mut_ptr().cast(),
-                self.ptr,
-                bytes::<T>(self.len)?,
-            )
-        })
+        // SAFETY: `dst` holds `len` writable elements.
+        unsafe { self.copy_to(dst.as_mut_ptr()) }
     }
 
     /// The elements, copied to the host.
     pub fn to_vec(&self) -> Result<Vec<T>, CudaError> {
         let mut v = Vec::<T>::with_capacity(self.len);
-        // SAFETY: written in full by the copy below before `set_len` makes it visible;
-        // on error nothing is exposed.
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoH()?(
-                v.as_mut_ptr().cast(),
-                self.ptr,
-                bytes::<T>(self.len)?,
-            )
-        })?;
+        // SAFETY: the spare capacity holds `len` writable elements; on error nothing is
+        // exposed.
+        unsafe { self.copy_to(v.as_mut_ptr())? };
         // SAFETY: the copy wrote `len` valid elements (`T: DeviceCopy`).
         unsafe { v.set_len(self.len) };
         Ok(v)
+    }
+
+    /// Copies the elements to `dst` and returns when done.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `len` elements.
+    unsafe fn copy_to(&self, dst: *mut T) -> Result<(), CudaError> {
+        // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes valid.
+        check(unsafe {
+            self.driver.table().cuMemcpyDtoH()?(dst.cast(), self.ptr, bytes::<T>(self.len)?)
+        })
     }
 }
 
@@ -380,7 +384,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     pub fn slice(self, range: impl RangeBounds<usize>) -> Result<DeviceSliceMut<'b, T>, CudaError> {
         let (start, end) = bounds(range, self.len)?;
         Ok(DeviceSliceMut {
-            ptr: self.ptr + (start * size_of::<T>()) as u64,
+            ptr: element::<T>(self.ptr, start),
             len: end - start,
             ..self
         })
@@ -400,7 +404,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
             });
         }
         let tail = DeviceSliceMut {
-            ptr: self.ptr + (mid * size_of::<T>()) as u64,
+            ptr: element::<T>(self.ptr, mid),
             len: self.len - mid,
             ..self
         };
@@ -449,14 +453,25 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     where
         T: MemsetValue,
     {
+        self.set(value, None)
+    }
+
+    /// `cuMemsetD8/16/32` for the element size, or their `Async` forms on `stream`.
+    pub(crate) fn set(&mut self, value: T, stream: Option<CUstream>) -> Result<(), CudaError>
+    where
+        T: MemsetValue,
+    {
         let t = self.driver.table();
         let (ptr, n, bits) = (self.ptr, self.len, value.bits());
         // SAFETY: `n` elements of `size_of::<T>()` bytes at `ptr` are this view's.
         check(unsafe {
-            match size_of::<T>() {
-                1 => t.cuMemsetD8()?(ptr, bits as u8, n),
-                2 => t.cuMemsetD16()?(ptr, bits as u16, n),
-                _ => t.cuMemsetD32()?(ptr, bits, n),
+            match (size_of::<T>(), stream) {
+                (1, None) => t.cuMemsetD8()?(ptr, bits as u8, n),
+                (2, None) => t.cuMemsetD16()?(ptr, bits as u16, n),
+                (_, None) => t.cuMemsetD32()?(ptr, bits, n),
+                (1, Some(s)) => t.cuMemsetD8Async()?(ptr, bits as u8, n, s),
+                (2, Some(s)) => t.cuMemsetD16Async()?(ptr, bits as u16, n, s),
+                (_, Some(s)) => t.cuMemsetD32Async()?(ptr, bits, n, s),
             }
         })
     }

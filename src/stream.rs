@@ -158,17 +158,7 @@ impl Stream<'_> {
         dst: &mut impl DeviceWrite<T>,
         value: T,
     ) -> Result<(), CudaError> {
-        let dst = dst.view_mut();
-        let t = self.driver.table();
-        let (ptr, n, bits) = (dst.device_ptr(), dst.len(), value.bits());
-        // SAFETY: `n` elements of `size_of::<T>()` bytes at `ptr` are `dst`'s.
-        check(unsafe {
-            match size_of::<T>() {
-                1 => t.cuMemsetD8Async()?(ptr, bits as u8, n, self.raw),
-                2 => t.cuMemsetD16Async()?(ptr, bits as u16, n, self.raw),
-                _ => t.cuMemsetD32Async()?(ptr, bits, n, self.raw),
-            }
-        })
+        dst.view_mut().set(value, Some(self.raw))
     }
 
     /// The stream's priority.

@@ -8,7 +8,7 @@ use common::on_device0;
 
 use oxicuda_driver::CudaError;
 use oxicuda_driver::launch::{In, Out};
-use oxicuda_driver::memory::{DeviceCopy, DeviceSliceMut};
+use oxicuda_driver::memory::DeviceCopy;
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::{
     CUfunc_cache, CUmemhostalloc_flags, CUmemhostregister_flags, CUresult, CUstream_flags,
@@ -346,7 +346,6 @@ fn cache_config_dynamic_shared_memory_and_unchecked_lookup() {
             f.available_dynamic_shared_memory(u32::MAX, 256),
             Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
         ));
-        let _: DeviceSliceMut<'_, f32>; // the view type is nameable
         Ok(())
     });
 }
