@@ -11,7 +11,7 @@ use crate::stream::{Event, Stream};
 use crate::types::{CUresult, code};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, RwLock};
 
 /// The result of an API function body.
@@ -108,14 +108,39 @@ pub struct Context {
     pub flags: u32,
     /// Whether this is a device's primary context.
     pub primary: bool,
-    /// A sticky error: once set, the context is unusable.
-    pub sticky: Option<CUresult>,
+    /// The sticky error: once set, the context is unusable. Shared with the
+    /// context's streams and events; a reset gives the context a fresh one, while
+    /// the streams of before keep (and keep honouring) the old.
+    pub sticky: Arc<Sticky>,
     /// `CUlimit` values, by limit id.
     pub limits: HashMap<u32, usize>,
     /// `CUfunc_cache` preference.
     pub cache_config: u32,
     /// Peer contexts this one may access.
     pub peers: Vec<u64>,
+}
+
+/// A context's sticky error (0: none), shared by the context, its streams and its
+/// events. Stream workers read it before every operation they start (see
+/// `crate::stream`); the first error set stays.
+#[derive(Debug, Default)]
+pub struct Sticky(AtomicU32);
+
+impl Sticky {
+    /// The error, if the context is poisoned.
+    pub fn get(&self) -> Option<CUresult> {
+        match self.0.load(Ordering::SeqCst) {
+            0 => None,
+            e => Some(e),
+        }
+    }
+
+    /// Poisons the context with `err` unless it already is.
+    pub fn set(&self, err: CUresult) {
+        let _ = self
+            .0
+            .compare_exchange(0, err, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 /// A device's primary context.
@@ -300,20 +325,26 @@ pub fn require_init(s: &State) -> R {
 
 /// The current context, checked: initialised, present, alive, not sticky.
 pub fn current_ctx(s: &State) -> R<u64> {
-    require_init(s)?;
-    let id = current().ok_or(code::INVALID_CONTEXT)?;
-    let ctx = s.contexts.get(&id).ok_or(code::INVALID_CONTEXT)?;
-    match ctx.sticky {
+    let id = current_live(s)?;
+    match s.context(id)?.sticky.get() {
         Some(e) => Err(e),
         None => Ok(id),
     }
 }
 
-/// Marks context `ctx` unusable with `err` (a sticky error).
-pub fn poison(ctx: u64, err: CUresult) {
-    if let Some(c) = state().contexts.get_mut(&ctx) {
-        c.sticky.get_or_insert(err);
-    }
+/// The current context, initialised, present and alive, sticky or not: for the
+/// synchronisations, which wait for the context's workers before they report its
+/// sticky error.
+pub fn current_live(s: &State) -> R<u64> {
+    require_init(s)?;
+    let id = current().ok_or(code::INVALID_CONTEXT)?;
+    s.context(id)?;
+    Ok(id)
+}
+
+/// The sticky-error cell of context `ctx`.
+pub fn sticky_of(s: &State, ctx: u64) -> R<Arc<Sticky>> {
+    Ok(Arc::clone(&s.context(ctx)?.sticky))
 }
 
 // ---- test controls --------------------------------------------------------------

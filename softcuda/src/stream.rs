@@ -7,23 +7,62 @@
 //! per-thread default stream runs it on the calling thread at once. Either way,
 //! "asynchronous" work on a default stream is complete when the call returns — a
 //! behaviour the driver's contract allows.
+//!
+//! **After a sticky error** (a kernel fault) the context is poisoned, as on the
+//! driver: every worker of the context reads the context's [`Sticky`] cell before it
+//! starts each queued item and, once it is set, starts no further operation — no
+//! copy, memset, kernel or `cuLaunchHostFunc` function; event records pending on the
+//! stream are resolved as failed and waits for events are dropped. A
+//! `cuStreamAddCallback` callback is still called, once, with the error (the
+//! driver's documented contract). An operation already running when the fault
+//! happens runs to its end. Every synchronisation ([`Stream::synchronize`],
+//! [`Event::synchronize`], [`drain`], ...) that finds the context poisoned returns
+//! only once the workers it covers have finished the item they were running and
+//! discarded the rest; queries say `NOT_READY` until then. So a caller that sees the
+//! sticky error from any of them may free the memory the abandoned work would have
+//! used.
 
-use crate::state::{self, Kind, R};
+use crate::state::{self, Kind, R, Sticky};
 use crate::types::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, code};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// A unit of stream work.
+/// A unit of stream work: an operation (copy, memset, kernel, host function).
 pub type Job = Box<dyn FnOnce() -> R + Send>;
+
+/// A `cuStreamAddCallback` callback, given the stream's status.
+pub type Callback = Box<dyn FnOnce(CUresult) + Send>;
+
+/// An item of a stream's queue.
+pub enum Work {
+    /// An operation: not started once the context is poisoned.
+    Op(Job),
+    /// Record `generation` of an event: completes it, or fails it once the context is
+    /// poisoned.
+    Record(Arc<Event>, u64),
+    /// Waits until an event's record `generation` is resolved (or the context of the
+    /// waiting stream is poisoned).
+    Wait(Arc<Event>, u64),
+    /// A callback: always called, once, with `CUDA_SUCCESS` or the sticky error.
+    Callback(Callback),
+}
 
 /// `CU_STREAM_NON_BLOCKING`.
 pub const NON_BLOCKING: u32 = 0x1;
 
+/// How often a worker waiting for an event looks at its context's sticky error.
+const POLL: Duration = Duration::from_millis(10);
+
 struct Queue {
-    jobs: VecDeque<Job>,
+    jobs: VecDeque<Work>,
+    /// Items queued so far.
     submitted: u64,
+    /// Items finished or discarded. `completed < submitted` exactly while the worker
+    /// holds an item or has items queued.
     completed: u64,
+    /// The first error an operation of the stream met.
     error: Option<CUresult>,
     closing: bool,
 }
@@ -38,6 +77,8 @@ pub struct Stream {
     pub priority: i32,
     /// Stream attributes set with `cuStreamSetAttribute`: id → the 64-byte value.
     pub attributes: Mutex<std::collections::HashMap<u32, [u8; 64]>>,
+    /// The context's sticky error (of the context as it was when the stream was made).
+    sticky: Arc<Sticky>,
     queue: Mutex<Queue>,
     cv: Condvar,
 }
@@ -47,14 +88,21 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+thread_local! {
+    /// The stream whose worker this thread is (its address), or 0.
+    static WORKER: Cell<usize> = const { Cell::new(0) };
+}
+
 impl Stream {
-    /// Creates a stream and starts its worker.
-    pub fn spawn(ctx: u64, flags: u32, priority: i32) -> R<Arc<Stream>> {
+    /// Creates a stream of context `ctx` (whose sticky cell is `sticky`) and starts
+    /// its worker.
+    pub fn spawn(ctx: u64, sticky: Arc<Sticky>, flags: u32, priority: i32) -> R<Arc<Stream>> {
         let stream = Arc::new(Stream {
             ctx,
             flags,
             priority,
             attributes: Mutex::new(std::collections::HashMap::new()),
+            sticky,
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 submitted: 0,
@@ -72,13 +120,23 @@ impl Stream {
         Ok(stream)
     }
 
+    /// Whether the calling thread is this stream's worker (a host function or
+    /// callback calling the driver): it must never wait for itself.
+    fn on_own_worker(&self) -> bool {
+        WORKER.with(|w| w.get() == self as *const Stream as usize)
+    }
+
     fn work(&self) {
+        WORKER.with(|w| w.set(self as *const Stream as usize));
         loop {
-            let job = {
+            let (item, poisoned) = {
                 let mut q = lock(&self.queue);
                 loop {
-                    if let Some(job) = q.jobs.pop_front() {
-                        break job;
+                    if let Some(item) = q.jobs.pop_front() {
+                        // Read under the queue lock: a synchroniser that saw the
+                        // context poisoned and then found this item queued is sure
+                        // the worker sees the poison too.
+                        break (item, self.sticky.get());
                     }
                     if q.closing {
                         return;
@@ -86,7 +144,7 @@ impl Stream {
                     q = self.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
                 }
             };
-            let result = run_job(self.ctx, job);
+            let result = perform(&self.sticky, item, poisoned);
             let mut q = lock(&self.queue);
             if let Err(e) = result {
                 q.error.get_or_insert(e);
@@ -96,48 +154,89 @@ impl Stream {
         }
     }
 
-    /// Queues `job`.
-    pub fn submit(&self, job: Job) {
+    /// Queues `work`.
+    pub fn submit(&self, work: Work) {
         let mut q = lock(&self.queue);
-        q.jobs.push_back(job);
+        q.jobs.push_back(work);
         q.submitted += 1;
         self.cv.notify_all();
     }
 
-    /// Waits for the work submitted so far; the first error any of it met.
+    /// Waits for the work submitted so far; the first error any of it met. Once the
+    /// context is poisoned: waits until the worker has finished the item it runs and
+    /// discarded the rest, then returns the sticky error. On the stream's own worker
+    /// (a host function calling the driver) it returns at once.
     pub fn synchronize(&self) -> R {
+        let own = self.on_own_worker();
         let mut q = lock(&self.queue);
         let target = q.submitted;
-        while q.completed < target {
+        loop {
+            match self.sticky.get() {
+                Some(e) if own || q.completed == q.submitted => return Err(e),
+                Some(_) => {}
+                None if own || q.completed >= target => return q.error.map_or(Ok(()), Err),
+                None => {}
+            }
             q = self.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
         }
-        q.error.map_or(Ok(()), Err)
     }
 
-    /// `NOT_READY` while work is pending.
+    /// `NOT_READY` while work is pending (after a sticky error: until the worker has
+    /// stopped), then the stream's error or the sticky error.
     pub fn query(&self) -> R {
         let q = lock(&self.queue);
-        if let Some(e) = q.error {
-            return Err(e);
-        }
-        if q.completed < q.submitted {
-            Err(code::NOT_READY)
-        } else {
-            Ok(())
+        let busy = q.completed < q.submitted;
+        match self.sticky.get() {
+            Some(_) if busy => Err(code::NOT_READY),
+            Some(e) => Err(e),
+            None => match q.error {
+                Some(e) => Err(e),
+                None if busy => Err(code::NOT_READY),
+                None => Ok(()),
+            },
         }
     }
 
-    /// Lets the worker finish the queued work and exit.
+    /// Lets the worker finish (or, in a poisoned context, discard) the queued work
+    /// and exit.
     pub fn close(&self) {
         lock(&self.queue).closing = true;
         self.cv.notify_all();
     }
 }
 
+/// Runs or discards `item`; `poisoned` is the context's sticky error as the worker
+/// saw it when it took the item.
+fn perform(sticky: &Sticky, item: Work, poisoned: Option<CUresult>) -> R {
+    match item {
+        Work::Op(job) => match poisoned {
+            Some(_) => Ok(()), // abandoned: dropped without running
+            None => run_job(sticky, job),
+        },
+        Work::Record(ev, generation) => {
+            ev.resolve(generation, poisoned);
+            Ok(())
+        }
+        Work::Wait(ev, generation) => {
+            if poisoned.is_none() {
+                ev.wait_for(generation, sticky);
+            }
+            Ok(())
+        }
+        Work::Callback(cb) => {
+            let status = poisoned.unwrap_or(code::SUCCESS);
+            // A panic is caught: the callback is the caller's, its failure not ours.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(status)));
+            Ok(())
+        }
+    }
+}
+
 /// Waits for all queued work of context `ctx` (or of every context), ignoring its
 /// errors: what frees memory or modules first lets the work that may use them finish,
-/// as the driver's implicit synchronisation does. Takes the state lock only to list
-/// the streams, never while waiting.
+/// as the driver's implicit synchronisation does (in a poisoned context: until the
+/// workers have stopped). Takes the state lock only to list the streams, never while
+/// waiting.
 pub fn drain(ctx: Option<u64>) {
     let streams: Vec<Arc<Stream>> = state::state()
         .streams
@@ -157,14 +256,36 @@ pub fn drain_current() {
     }
 }
 
+/// Synchronises every stream in `streams` (all of them, even after an error); the
+/// first error.
+pub fn synchronize_all(streams: &[Arc<Stream>]) -> R {
+    let mut first = Ok(());
+    for s in streams {
+        if let Err(e) = s.synchronize() {
+            first = first.and(Err(e));
+        }
+    }
+    first
+}
+
+/// The streams of context `ctx` (only the blocking ones if `blocking_only`).
+pub fn streams_of(ctx: u64, blocking_only: bool) -> Vec<Arc<Stream>> {
+    state::state()
+        .streams
+        .values()
+        .filter(|s| s.ctx == ctx && (!blocking_only || s.flags & NON_BLOCKING == 0))
+        .cloned()
+        .collect()
+}
+
 /// Runs a job, catching panics; a sticky failure poisons the context.
-fn run_job(ctx: u64, job: Job) -> R {
+fn run_job(sticky: &Sticky, job: Job) -> R {
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or(Err(code::UNKNOWN));
     if let Err(e) = result
         && is_sticky(e)
     {
-        state::poison(ctx, e);
+        sticky.set(e);
     }
     result
 }
@@ -174,32 +295,47 @@ pub fn is_sticky(e: CUresult) -> bool {
     matches!(e, 700 | 702 | 714..=719)
 }
 
+fn is_legacy(stream: CUstream) -> bool {
+    matches!(stream as usize, 0 | CU_STREAM_LEGACY)
+}
+
 /// Where work for a stream handle goes.
 pub enum Target {
-    /// Run on the calling thread (a default stream).
-    Inline,
+    /// Run on the calling thread (a default stream), in a context with this sticky
+    /// cell.
+    Inline(Arc<Sticky>),
     /// Queue on this stream.
     Queue(Arc<Stream>),
+}
+
+impl Target {
+    /// Runs `work` now or queues it. Inline work in a poisoned context is not run
+    /// (a record is failed, a callback told) and the call reports the sticky error.
+    pub fn run(self, work: Work) -> R {
+        match self {
+            Target::Queue(s) => {
+                s.submit(work);
+                Ok(())
+            }
+            Target::Inline(sticky) => {
+                let poisoned = sticky.get();
+                let r = perform(&sticky, work, poisoned);
+                poisoned.map_or(r, Err)
+            }
+        }
+    }
 }
 
 /// Resolves `stream` for context `ctx`; for the legacy default stream, first waits
 /// for the context's blocking streams.
 pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     let v = stream as usize;
-    if v == 0 || v == CU_STREAM_LEGACY {
-        let blocking: Vec<Arc<Stream>> = state::state()
-            .streams
-            .values()
-            .filter(|s| s.ctx == ctx && s.flags & NON_BLOCKING == 0)
-            .cloned()
-            .collect();
-        for s in blocking {
-            s.synchronize()?;
+    if is_legacy(stream) || v == CU_STREAM_PER_THREAD {
+        let sticky = state::sticky_of(&state::state(), ctx)?;
+        if is_legacy(stream) {
+            synchronize_all(&streams_of(ctx, true))?;
         }
-        return Ok(Target::Inline);
-    }
-    if v == CU_STREAM_PER_THREAD {
-        return Ok(Target::Inline);
+        return Ok(Target::Inline(sticky));
     }
     let id = state::id_of(Kind::Stream, stream).ok_or(code::INVALID_HANDLE)?;
     state::state()
@@ -212,22 +348,50 @@ pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
 
 /// Runs `job` on `stream` of context `ctx`: now, or queued.
 pub fn submit(ctx: u64, stream: CUstream, job: Job) -> R {
-    match target(ctx, stream)? {
-        Target::Inline => run_job(ctx, job),
-        Target::Queue(s) => {
-            s.submit(job);
-            Ok(())
+    target(ctx, stream)?.run(Work::Op(job))
+}
+
+/// `cuStreamSynchronize` of a default stream of context `ctx`: the legacy stream
+/// waits for every blocking stream (all of them, even after an error).
+pub fn synchronize_default(ctx: u64, stream: CUstream) -> R {
+    let sticky = state::sticky_of(&state::state(), ctx)?;
+    if is_legacy(stream) {
+        synchronize_all(&streams_of(ctx, true))?;
+    }
+    sticky.get().map_or(Ok(()), Err)
+}
+
+/// `cuStreamQuery` of a default stream: its own work is always complete; in a
+/// poisoned context the legacy stream is `NOT_READY` until the blocking streams'
+/// workers have stopped.
+pub fn query_default(ctx: u64, stream: CUstream) -> R {
+    let sticky = state::sticky_of(&state::state(), ctx)?;
+    let Some(e) = sticky.get() else {
+        return Ok(());
+    };
+    if is_legacy(stream) {
+        for s in streams_of(ctx, true) {
+            if s.query() == Err(code::NOT_READY) {
+                return Err(code::NOT_READY);
+            }
         }
     }
+    Err(e)
 }
 
 /// `CU_EVENT_DISABLE_TIMING`.
 pub const DISABLE_TIMING: u32 = 0x2;
 
+#[derive(Clone, Copy)]
 struct EventState {
+    /// Records made.
     recorded: u64,
+    /// The newest record resolved (completed or failed).
     completed: u64,
+    /// When that record completed (`None` if it failed).
     time: Option<Instant>,
+    /// Why that record failed: its stream's context was poisoned.
+    error: Option<CUresult>,
 }
 
 /// An event.
@@ -236,20 +400,24 @@ pub struct Event {
     pub ctx: u64,
     /// `CUevent_flags` bits.
     pub flags: u32,
+    /// The owning context's sticky error.
+    sticky: Arc<Sticky>,
     st: Mutex<EventState>,
     cv: Condvar,
 }
 
 impl Event {
-    /// A new, never-recorded event.
-    pub fn new(ctx: u64, flags: u32) -> Arc<Event> {
+    /// A new, never-recorded event of context `ctx` (whose sticky cell is `sticky`).
+    pub fn new(ctx: u64, sticky: Arc<Sticky>, flags: u32) -> Arc<Event> {
         Arc::new(Event {
             ctx,
             flags,
+            sticky,
             st: Mutex::new(EventState {
                 recorded: 0,
                 completed: 0,
                 time: None,
+                error: None,
             }),
             cv: Condvar::new(),
         })
@@ -257,58 +425,75 @@ impl Event {
 
     /// Records the event on `stream`: it completes when the work before it has.
     pub fn record(self: &Arc<Self>, ctx: u64, stream: CUstream) -> R {
+        let target = target(ctx, stream)?; // first: a refused record changes nothing
         let generation = {
             let mut st = lock(&self.st);
             st.recorded += 1;
             st.recorded
         };
-        let ev = Arc::clone(self);
-        submit(
-            ctx,
-            stream,
-            Box::new(move || {
-                let mut st = lock(&ev.st);
-                if generation > st.completed {
-                    st.completed = generation;
-                    st.time = Some(Instant::now());
-                }
-                ev.cv.notify_all();
-                Ok(())
-            }),
-        )
+        target.run(Work::Record(Arc::clone(self), generation))
+    }
+
+    /// Resolves record `generation`: completed now, or failed with `failed`.
+    fn resolve(&self, generation: u64, failed: Option<CUresult>) {
+        let mut st = lock(&self.st);
+        if generation > st.completed {
+            st.completed = generation;
+            st.time = failed.is_none().then(Instant::now);
+            st.error = failed;
+        }
+        self.cv.notify_all();
+    }
+
+    /// The status of a resolved event: its record's failure or its context's sticky
+    /// error, else success.
+    fn status(&self, st: &EventState) -> R {
+        if st.completed < st.recorded {
+            return Err(code::NOT_READY);
+        }
+        match st.error.or_else(|| self.sticky.get()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// `NOT_READY` while the last record is pending.
     pub fn query(&self) -> R {
-        let st = lock(&self.st);
-        if st.completed < st.recorded {
-            Err(code::NOT_READY)
-        } else {
-            Ok(())
-        }
+        self.status(&lock(&self.st))
     }
 
-    /// Waits for the last record.
+    /// Waits for the last record: until it completed, or until the worker of its
+    /// stream reached it and discarded it (after the context was poisoned).
     pub fn synchronize(&self) -> R {
         let mut st = lock(&self.st);
         let target = st.recorded;
         while st.completed < target {
             st = self.cv.wait(st).unwrap_or_else(PoisonError::into_inner);
         }
-        Ok(())
+        let done = EventState {
+            recorded: target,
+            ..*st
+        };
+        self.status(&done)
     }
 
-    /// A job that waits for the event's last record as of now.
-    pub fn waiter(self: &Arc<Self>) -> Job {
+    /// Waits (on a stream's worker) for record `target`; gives up once the waiting
+    /// stream's context (`sticky`) is poisoned, as its later work is discarded then.
+    fn wait_for(&self, target: u64, sticky: &Sticky) {
+        let mut st = lock(&self.st);
+        while st.completed < target && sticky.get().is_none() {
+            st = self
+                .cv
+                .wait_timeout(st, POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Stream work that waits for the event's last record as of now.
+    pub fn waiter(self: &Arc<Self>) -> Work {
         let target = lock(&self.st).recorded;
-        let ev = Arc::clone(self);
-        Box::new(move || {
-            let mut st = lock(&ev.st);
-            while st.completed < target {
-                st = ev.cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-            }
-            Ok(())
-        })
+        Work::Wait(Arc::clone(self), target)
     }
 
     /// Milliseconds from `start` to `end`, as `cuEventElapsedTime` defines it.
@@ -316,13 +501,15 @@ impl Event {
         if start.flags & DISABLE_TIMING != 0 || end.flags & DISABLE_TIMING != 0 {
             return Err(code::INVALID_HANDLE);
         }
-        let (a, b) = (lock(&start.st), lock(&end.st));
+        // One lock at a time: `start` and `end` may be the same event, and another
+        // thread may ask for (end, start).
+        let a = *lock(&start.st);
+        let b = *lock(&end.st);
         if a.recorded == 0 || b.recorded == 0 {
             return Err(code::INVALID_HANDLE);
         }
-        if a.completed < a.recorded || b.completed < b.recorded {
-            return Err(code::NOT_READY);
-        }
+        start.status(&a)?;
+        end.status(&b)?;
         match (a.time, b.time) {
             (Some(t0), Some(t1)) => Ok(match t1.checked_duration_since(t0) {
                 Some(d) => d.as_secs_f32() * 1000.0,

@@ -7,6 +7,7 @@ use crate::state::{self, Context, Kind, R, State};
 use crate::types::{CUcontext, CUdevice, CUresult, code};
 use core::ffi::{c_int, c_uint};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// `CU_CTX_FLAGS_MASK`: the flag bits a context accepts.
 const FLAGS_MASK: u32 = 0xFF;
@@ -19,7 +20,7 @@ fn new_context(s: &mut State, dev: usize, flags: u32, primary: bool) -> u64 {
             device: dev,
             flags,
             primary,
-            sticky: None,
+            sticky: Arc::default(),
             limits: default_limits(),
             cache_config: 0,
             peers: Vec::new(),
@@ -63,7 +64,7 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) {
     free_all_of(s, ctx);
     if keep {
         if let Some(c) = s.contexts.get_mut(&ctx) {
-            c.sticky = None;
+            c.sticky = Arc::default(); // old streams keep the old, poisoned one
             c.limits = default_limits();
             c.cache_config = 0;
             c.peers.clear();
@@ -330,24 +331,17 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint
     })
 }
 
-/// `cuCtxSynchronize`: waits for every stream of the current context.
+/// `cuCtxSynchronize`: waits for every stream of the current context (all of them,
+/// even after an error). After a sticky error it reports the error only once every
+/// worker of the context has finished the operation it was running and discarded
+/// the rest.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     api!("cuCtxSynchronize", {
-        let streams: Vec<_> = {
-            let s = state::state();
-            let id = state::current_ctx(&s)?;
-            s.streams
-                .values()
-                .filter(|st| st.ctx == id)
-                .cloned()
-                .collect()
-        };
-        for st in streams {
-            st.synchronize()?;
-        }
-        let s = state::state();
-        state::current_ctx(&s).map(|_| ())
+        let id = state::current_live(&state::state())?;
+        let r = crate::stream::synchronize_all(&crate::stream::streams_of(id, false));
+        state::current_ctx(&state::state())?;
+        r
     })
 }
 

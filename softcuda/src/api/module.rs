@@ -604,8 +604,43 @@ fn pack_params(k: &ptx::Kernel, params: *mut *mut c_void, extra: *mut *mut c_voi
     Ok(buf)
 }
 
-/// `cuLaunchKernel`: checked against the device's limits at once, run in stream order.
-/// A fault inside the kernel (illegal address, ...) is a sticky error of the context.
+/// Checks a launch as the driver does before queuing anything: every grid and block
+/// dimension non-zero and within the device's `MAX_GRID_DIM_X/Y/Z` and
+/// `MAX_BLOCK_DIM_X/Y/Z`, the block within `MAX_THREADS_PER_BLOCK` and the kernel's
+/// own limit (`.maxntid`, `.reqntid`), and the shared memory (static + dynamic)
+/// within what the function may use (48 KiB, or what it opted in to, at most the
+/// device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`). `CUDA_ERROR_INVALID_VALUE` otherwise.
+fn check_launch(dev: &Profile, f: &FunctionEntry, cfg: &LaunchConfig) -> R {
+    let limit = |attr: u32| {
+        dev.attribute(attr)
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    let k = &f.ptx.kernels()[f.kernel];
+    for i in 0..3 {
+        let (g, b) = (u64::from(cfg.grid[i]), u64::from(cfg.block[i]));
+        // MAX_GRID_DIM_X + i, MAX_BLOCK_DIM_X + i
+        if g == 0 || b == 0 || g > limit(5 + i as u32) || b > limit(2 + i as u32) {
+            return Err(code::INVALID_VALUE);
+        }
+    }
+    let threads = cfg.block.iter().map(|&b| u64::from(b)).product::<u64>();
+    if threads > limit(1)
+        || k.max_threads_per_block
+            .is_some_and(|m| threads > u64::from(m))
+    {
+        return Err(code::INVALID_VALUE);
+    }
+    let shared = u64::from(cfg.dynamic_shared_bytes) + u64::from(k.static_shared_bytes);
+    if shared > u64::from(f.max_dynamic_shared) || shared > limit(97) {
+        return Err(code::INVALID_VALUE);
+    }
+    ptx::check_launch(k, cfg).map_err(|_| code::INVALID_VALUE)
+}
+
+/// `cuLaunchKernel`: checked against the device's limits at once (see
+/// `check_launch`), run in stream order. A fault inside the kernel (illegal address,
+/// ...) is a sticky error of the context.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuLaunchKernel(
     f: CUfunction,
@@ -621,6 +656,11 @@ pub unsafe extern "C" fn cuLaunchKernel(
     extra: *mut *mut c_void,
 ) -> CUresult {
     api!("cuLaunchKernel", {
+        let cfg = LaunchConfig {
+            grid: [gx, gy, gz],
+            block: [bx, by, bz],
+            dynamic_shared_bytes: shared,
+        };
         let (ctx, f) = {
             let s = state::state();
             let ctx = state::current_ctx(&s)?;
@@ -628,31 +668,10 @@ pub unsafe extern "C" fn cuLaunchKernel(
             if f.ctx != ctx {
                 return Err(code::INVALID_CONTEXT);
             }
+            check_launch(device_of(&s, ctx)?, &f, &cfg)?;
             (ctx, f)
         };
-        let k = &f.ptx.kernels()[f.kernel];
-        let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-        if [gx, gy, gz, bx, by, bz].contains(&0)
-            || gy > 65_535
-            || gz > 65_535
-            || bx > 1024
-            || by > 1024
-            || bz > 64
-        {
-            return Err(code::INVALID_VALUE);
-        }
-        if threads > u64::from(k.max_threads_per_block.unwrap_or(1024).min(1024)) {
-            return Err(code::INVALID_VALUE);
-        }
-        if shared.saturating_add(k.static_shared_bytes) > f.max_dynamic_shared {
-            return Err(code::INVALID_VALUE);
-        }
-        let packed = pack_params(k, params, extra)?;
-        let cfg = LaunchConfig {
-            grid: [gx, gy, gz],
-            block: [bx, by, bz],
-            dynamic_shared_bytes: shared,
-        };
+        let packed = pack_params(&f.ptx.kernels()[f.kernel], params, extra)?;
         stream::submit(
             ctx,
             stream_h,

@@ -31,7 +31,8 @@ fn create_stream(ph: *mut CUstream, flags: c_uint, priority: c_int) -> R {
     }
     let mut s = state::state();
     let ctx = state::current_ctx(&s)?;
-    let stream = Stream::spawn(ctx, flags, priority.clamp(-5, 0))?;
+    let sticky = state::sticky_of(&s, ctx)?;
+    let stream = Stream::spawn(ctx, sticky, flags, priority.clamp(-5, 0))?;
     let id = s.next_id();
     s.streams.insert(id, stream);
     out(ph, state::handle(Kind::Stream, id))
@@ -55,7 +56,8 @@ pub unsafe extern "C" fn cuStreamCreateWithPriority(
     })
 }
 
-/// `cuStreamDestroy_v2`: returns at once; queued work still completes.
+/// `cuStreamDestroy_v2`: returns at once; queued work still completes (or, in a
+/// poisoned context, is discarded).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
     api!("cuStreamDestroy", {
@@ -73,25 +75,28 @@ fn default_stream(h: CUstream) -> bool {
     matches!(h as usize, 0 | CU_STREAM_LEGACY | CU_STREAM_PER_THREAD)
 }
 
-/// `cuStreamSynchronize`.
+/// `cuStreamSynchronize`. After a sticky error it reports the error only once the
+/// stream's worker has finished the operation it was running and discarded the rest
+/// (see `crate::stream`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
     api!("cuStreamSynchronize", {
-        let ctx = state::current_ctx(&state::state())?;
+        let ctx = state::current_live(&state::state())?;
         if default_stream(h) {
-            return st::target(ctx, h).map(|_| ());
+            return st::synchronize_default(ctx, h);
         }
         stream_of(h)?.synchronize()
     })
 }
 
-/// `cuStreamQuery`.
+/// `cuStreamQuery`: after a sticky error, `NOT_READY` until the stream's worker has
+/// stopped, then the error.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
     api!("cuStreamQuery", {
-        state::current_ctx(&state::state())?;
+        let ctx = state::current_live(&state::state())?;
         if default_stream(h) {
-            return Ok(());
+            return st::query_default(ctx, h);
         }
         stream_of(h)?.query()
     })
@@ -148,7 +153,7 @@ pub unsafe extern "C" fn cuStreamWaitEvent(h: CUstream, ev: CUevent, flags: c_ui
         }
         let ctx = state::current_ctx(&state::state())?;
         let e = event_of(ev)?;
-        st::submit(ctx, h, e.waiter())
+        st::target(ctx, h)?.run(e.waiter())
     })
 }
 
@@ -159,6 +164,7 @@ struct UserData(*mut c_void);
 unsafe impl Send for UserData {}
 
 /// `cuLaunchHostFunc`: `f(data)` runs in stream order. A panic inside it is caught.
+/// As on the driver, it is not called once the context has a sticky error.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuLaunchHostFunc(h: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
     api!("cuLaunchHostFunc", {
@@ -184,7 +190,8 @@ struct Handle(CUstream);
 // SAFETY: a handle is an opaque number.
 unsafe impl Send for Handle {}
 
-/// `cuStreamAddCallback`.
+/// `cuStreamAddCallback`: called exactly once, in stream order, with `CUDA_SUCCESS` or,
+/// once the context has a sticky error, that error (as the driver documents).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamAddCallback(
     h: CUstream,
@@ -199,16 +206,11 @@ pub unsafe extern "C" fn cuStreamAddCallback(
         }
         let ctx = state::current_ctx(&state::state())?;
         let (d, hh) = (UserData(data), Handle(h));
-        st::submit(
-            ctx,
-            h,
-            Box::new(move || {
-                let (d, hh) = (d, hh);
-                // SAFETY: the caller's callback with its own data pointer.
-                unsafe { cb(hh.0, code::SUCCESS, d.0) };
-                Ok(())
-            }),
-        )
+        st::target(ctx, h)?.run(st::Work::Callback(Box::new(move |status| {
+            let (d, hh) = (d, hh);
+            // SAFETY: the caller's callback with its own data pointer.
+            unsafe { cb(hh.0, status, d.0) };
+        })))
     })
 }
 
@@ -226,7 +228,8 @@ pub unsafe extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUres
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
         let id = s.next_id();
-        s.events.insert(id, Event::new(ctx, flags));
+        let sticky = state::sticky_of(&s, ctx)?;
+        s.events.insert(id, Event::new(ctx, sticky, flags));
         out(ph, state::handle(Kind::Event, id))
     })
 }
@@ -276,7 +279,8 @@ pub unsafe extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
     })
 }
 
-/// `cuEventSynchronize`.
+/// `cuEventSynchronize`: after a sticky error, returns (the error) once the record
+/// was reached by its stream's worker, which then runs nothing more.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
     api!("cuEventSynchronize", {

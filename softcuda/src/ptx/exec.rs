@@ -209,7 +209,7 @@ pub fn launch(
         .ok_or_else(|| {
             LaunchError::InvalidValue(format!("kernel '{}' is not from this module", kernel.name))
         })?;
-    check_config(kernel, cfg)?;
+    check_launch(kernel, cfg)?;
     if params.len() < kernel.param_bytes as usize {
         return Err(LaunchError::InvalidValue(format!(
             "parameter buffer of {} bytes, kernel '{}' needs {}",
@@ -226,11 +226,6 @@ pub fn launch(
         )));
     }
     let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
-    if shared > MAX_SHARED {
-        return Err(LaunchError::OutOfResources(format!(
-            "{shared} bytes of shared memory per block (at most {MAX_SHARED})"
-        )));
-    }
     static GRIDS: AtomicU64 = AtomicU64::new(1);
     let mut cx = Ctx {
         prog,
@@ -264,6 +259,22 @@ pub fn launch(
     }
     SCRATCH.with(|c| c.set(Some(scratch)));
     result
+}
+
+/// Whether [`launch`] accepts the shape of `cfg` for `kernel`: non-zero dimensions
+/// within the architectural limits, the block within `.maxntid`/`.reqntid`, and the
+/// shared memory (static, aligned, plus dynamic) within what the interpreter
+/// provides. The driver layer calls it before queuing a launch, so that a launch
+/// the interpreter would refuse is refused at once.
+pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
+    check_config(kernel, cfg)?;
+    let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
+    if shared > MAX_SHARED {
+        return Err(LaunchError::OutOfResources(format!(
+            "{shared} bytes of shared memory per block (at most {MAX_SHARED})"
+        )));
+    }
+    Ok(())
 }
 
 fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {

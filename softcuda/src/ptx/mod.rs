@@ -49,7 +49,7 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::launch;
+pub use exec::{check_launch, launch};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
