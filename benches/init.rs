@@ -35,7 +35,8 @@ fn real_driver() -> Option<PathBuf> {
 
 fn benches(c: &mut Criterion) {
     let Some(path) = real_driver() else { return };
-    let options = DriverOptions::new().path(&path);
+    // SAFETY: the fixture is NVIDIA's libcuda.so.1 (535).
+    let options = unsafe { DriverOptions::new().path(&path) };
     // Held for the whole run, so that re-opening the library is a reference count.
     let driver = Driver::load(&options).expect("the 535 driver loads");
     let get_proc = driver

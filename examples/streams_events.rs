@@ -19,10 +19,10 @@ use oxicuda_driver::sys::{CUctx_flags, CUmemhostalloc_flags, CUresult, CUstream_
 use oxicuda_driver::{Context, CudaError, Driver};
 use std::process::ExitCode;
 
-const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
+const SAXPY: &str = include_str!("../kernels/slices.ptx");
 const N: usize = 1 << 20;
 
-type Saxpy<'m> = Function<'m, (f32, In<f32>, Out<f32>, i32)>;
+type Saxpy<'m> = Function<'m, (f32, In<f32>, Out<f32>)>;
 
 fn main() -> ExitCode {
     common::main_with(|driver, _soft| run(driver))
@@ -40,12 +40,12 @@ fn pipeline<'env>(
     mut x: DeviceSliceMut<'_, f32>,
     mut y: DeviceSliceMut<'_, f32>,
 ) -> Result<(), CudaError> {
-    let n = x_host.len() as i32;
+    let n = x_host.len();
     start.record(stream)?;
     scope.copy_to_device(&mut x, x_host)?;
     stream.fill(&mut y, 1.0f32)?;
-    let grid = (n as u32).div_ceil(256);
-    saxpy.launch(stream, grid, 256, 0, (2.0, &x, y.reborrow(), n))?;
+    let grid = n.div_ceil(256) as u32;
+    saxpy.launch(stream, grid, 256, 0, (2.0, &x, y.reborrow()))?;
     scope.copy_to_host(y_host, &y)?;
     end.record(stream)
 }
@@ -56,8 +56,9 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
     let ctx = Context::new(&device, CUctx_flags::empty())?;
     ctx.bind(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
-        // SAFETY: kernels/saxpy.cu reads n elements of x and updates n of y.
-        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
+        // SAFETY: kernels/slices.cu's saxpy reads `x` and updates `y`, each only below the
+        // length the launch passes with it.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
         let mut x_host = cur.alloc_host::<f32>(N, CUmemhostalloc_flags::empty())?;
         let mut y_host = cur.alloc_host::<f32>(N, CUmemhostalloc_flags::empty())?;
         for (i, x) in x_host.iter_mut().enumerate() {

@@ -17,7 +17,7 @@ use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
 use oxicuda_driver::{Context, CudaError, Driver};
 use std::process::ExitCode;
 
-const PTX: &str = include_str!("../kernels/vector_add.ptx");
+const PTX: &str = include_str!("../kernels/slices.ptx");
 const N: usize = 1 << 20;
 
 fn main() -> ExitCode {
@@ -36,9 +36,9 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
     let ctx = Context::new(&device, CUctx_flags::empty())?;
     let c = ctx.bind(|cur| -> Result<Vec<f32>, CudaError> {
         let module = cur.load_ptx(PTX, &JitOptions::default())?;
-        // SAFETY: kernels/vector_add.cu reads a and b and writes c, n elements each.
-        let vector_add =
-            unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        // SAFETY: kernels/slices.cu's vector_add reads `a` and `b` and writes `c`, each
+        // only below the length the launch passes with it — whatever views it is given.
+        let vector_add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         let (da, db) = (cur.alloc_from(&a)?, cur.alloc_from(&b)?);
         let mut dc = cur.alloc::<f32>(N)?;
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
@@ -47,7 +47,7 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
             (N as u32).div_ceil(256),
             256,
             0,
-            (&da, &db, &mut dc, N as u32),
+            (&da, &db, &mut dc),
         )?;
         stream.synchronize()?;
         dc.to_vec()

@@ -13,9 +13,25 @@
 //! - a nested binding ([`CurrentContext::push`]) borrows the outer token mutably, so
 //!   the outer context's objects cannot be used while another is current (CF3).
 //!
-//! One root binding per thread is allowed at a time; a second is refused once, at
-//! bind time, with [`CudaError::ContextAlreadyBound`] — the only run-time context
-//! check in the crate.
+//! Checked at run time, at the edges, never per call:
+//!
+//! - a root binding needs a thread with no current context — neither a binding of
+//!   this crate (of any driver) nor a context that other code (another copy of the
+//!   crate, the CUDA runtime, another library) left current in the driver's own
+//!   per-thread stack; otherwise [`CudaError::ContextAlreadyBound`];
+//! - a binding's end checks that the context it pops is its own; code that changed
+//!   the stack meanwhile is reported as [`CudaError::ContextMismatch`] (and the
+//!   stack restored as far as possible);
+//! - page-locked allocation and host registration re-check that the token's
+//!   context is current, because memory made in a wrong context would be freed
+//!   with that context under safe code;
+//! - a nested binding, and peer access, refuse a context of another [`Driver`]
+//!   ([`CudaError::ForeignDriver`]), and no binding is made inside a host callback
+//!   ([`CudaError::InHostCallback`]).
+//!
+//! Mixing with other CUDA libraries on one thread: inside a binding, other code
+//! must leave the context stack as it found it (push and pop in pairs; no
+//! `cuCtxSetCurrent`, `cudaSetDevice` or `bind_to_thread` without restoring).
 
 use crate::device::Device;
 use crate::error::{CudaError, check};
@@ -26,7 +42,8 @@ use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
 
 thread_local! {
-    /// Whether a root binding is active on this thread.
+    /// Whether a root binding of this copy of the crate is active on this thread
+    /// (whatever its driver: two drivers' tokens never coexist on one thread).
     static ROOT_BOUND: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -48,25 +65,74 @@ pub struct CurrentContext<'ctx> {
 /// `Sync`.
 type Brand<'ctx> = PhantomData<(fn(&'ctx ()) -> &'ctx (), *const ())>;
 
-/// Pops the binding's context when the binding ends, also on unwind.
+/// The context current on this thread in `driver`'s per-thread stack (null if none).
+fn current(driver: &Driver) -> Result<CUcontext, CudaError> {
+    let mut c = CUcontext::NULL;
+    // SAFETY: a valid out-pointer.
+    check(unsafe { driver.table().cuCtxGetCurrent()?(&mut c) })?;
+    Ok(c)
+}
+
+/// `CudaError::ContextMismatch` for an expected and a found context.
+fn mismatch(expected: CUcontext, found: CUcontext) -> CudaError {
+    CudaError::ContextMismatch {
+        expected: expected.0 as usize,
+        found: found.0 as usize,
+    }
+}
+
+/// Ends a binding: pops its context, also on unwind, and checks that the context
+/// popped was the binding's.
 struct Unbind {
     driver: &'static Driver,
+    raw: CUcontext,
     root: bool,
 }
 
-impl Drop for Unbind {
-    fn drop(&mut self) {
+impl Unbind {
+    /// Pops the binding's context. If code outside this crate changed the driver's
+    /// stack during the binding (replaced or pushed over the binding's context), the
+    /// stack is restored as far as it can be — down to what was current before the
+    /// binding — and the change is reported.
+    fn pop(&self) -> Result<(), CudaError> {
+        let pop = self.driver.table().cuCtxPopCurrent()?;
         let mut popped = CUcontext::NULL;
-        if let Ok(pop) = self.driver.table().cuCtxPopCurrent() {
-            // SAFETY: a valid out-pointer; this binding pushed the context being popped.
-            let r = unsafe { pop(&mut popped) };
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuCtxPopCurrent failed at the end of a binding");
-            }
+        // SAFETY: a valid out-pointer; this binding pushed a context.
+        check(unsafe { pop(&mut popped) })?;
+        if popped == self.raw {
+            return Ok(());
         }
+        // Something was pushed over ours and left there: ours is below it.
+        if current(self.driver)? == self.raw {
+            let mut again = CUcontext::NULL;
+            // SAFETY: as above; the binding's own context is on top now.
+            check(unsafe { pop(&mut again) })?;
+        }
+        Err(mismatch(self.raw, popped))
+    }
+
+    /// Ends the binding on the normal path, reporting a failure to pop cleanly.
+    fn end(self) -> Result<(), CudaError> {
+        let r = self.pop();
+        self.release_root();
+        core::mem::forget(self);
+        r
+    }
+
+    fn release_root(&self) {
         if self.root {
             ROOT_BOUND.with(|b| b.set(false));
         }
+    }
+}
+
+impl Drop for Unbind {
+    // Only on unwind: `end` forgets the guard.
+    fn drop(&mut self) {
+        if let Err(e) = self.pop() {
+            tracing::error!(%e, "a binding could not be ended cleanly while unwinding");
+        }
+        self.release_root();
     }
 }
 
@@ -76,24 +142,56 @@ fn bind_raw<R>(
     root: bool,
     f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
 ) -> Result<R, CudaError> {
-    if root && ROOT_BOUND.with(Cell::get) {
-        return Err(CudaError::ContextAlreadyBound);
+    refuse_in_host_callback()?;
+    if root {
+        // This crate's root binding of any driver, or a context current in the
+        // driver's own per-thread stack — left by another copy of this crate, the
+        // CUDA runtime or another library — would be frozen under this binding
+        // without the compiler knowing.
+        if ROOT_BOUND.with(Cell::get) || !current(driver)?.is_null() {
+            return Err(CudaError::ContextAlreadyBound);
+        }
     }
-    // SAFETY: `raw` is a live context (its owner is borrowed for the binding).
+    // SAFETY: `raw` is a live context of `driver` (its owner is borrowed for the
+    // binding; the callers check it belongs to `driver`).
     check(unsafe { driver.table().cuCtxPushCurrent()?(raw) })?;
     if root {
         ROOT_BOUND.with(|b| b.set(true));
     }
-    let _unbind = Unbind { driver, root };
+    let unbind = Unbind { driver, raw, root };
     let mut token = CurrentContext {
         driver,
         raw,
         _brand: PhantomData,
     };
-    Ok(f(&mut token))
+    let r = f(&mut token);
+    unbind.end()?;
+    Ok(r)
 }
 
-/// A context this program created; destroyed when dropped.
+/// Refuses a context of another driver than `driver` ([`CudaError::ForeignDriver`]).
+fn same_driver(driver: &'static Driver, other: &'static Driver) -> Result<(), CudaError> {
+    if core::ptr::eq(driver, other) {
+        Ok(())
+    } else {
+        Err(CudaError::ForeignDriver)
+    }
+}
+
+/// [`CudaError::InHostCallback`] on a driver thread running a host callback: CUDA
+/// forbids driver calls there (a binding that synchronises its own stream hangs).
+fn refuse_in_host_callback() -> Result<(), CudaError> {
+    if crate::stream::in_host_callback() {
+        Err(CudaError::InHostCallback)
+    } else {
+        Ok(())
+    }
+}
+
+/// A context this program created; destroyed when dropped — except inside a host
+/// callback, where CUDA forbids driver calls: a `Context` dropped there is leaked
+/// (and logged), because destroying it would wait for the stream running the
+/// callback.
 pub struct Context {
     driver: &'static Driver,
     raw: CUcontext,
@@ -107,6 +205,7 @@ unsafe impl Send for Context {}
 impl Context {
     /// Creates a context on `device` with `flags`. It is not left current: bind it.
     pub fn new(device: &Device, flags: CUctx_flags) -> Result<Context, CudaError> {
+        refuse_in_host_callback()?;
         let driver = device.driver();
         let t = driver.table();
         let mut raw = CUcontext::NULL;
@@ -155,6 +254,12 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        if crate::stream::in_host_callback() {
+            // Destroying a context waits for its streams — one of which is running
+            // this callback: a hang. A leaked context is the lesser harm.
+            tracing::error!(ctx = ?self.raw, "a Context dropped inside a host callback is leaked, not destroyed (CUDA forbids driver calls there)");
+            return;
+        }
         if let Ok(destroy) = self.driver.table().cuCtxDestroy() {
             // SAFETY: this value owns the context; no binding borrows it any more.
             let r = unsafe { destroy(self.raw) };
@@ -180,7 +285,8 @@ pub struct PrimaryState {
     pub active: bool,
 }
 
-/// A retained primary context; released when dropped.
+/// A retained primary context; released when dropped (not inside a host callback:
+/// see [`Context`]).
 pub struct PrimaryContext {
     device: Device,
     raw: CUcontext,
@@ -193,6 +299,7 @@ unsafe impl Send for PrimaryContext {}
 impl PrimaryContext {
     /// Retains `device`'s primary context (creating it if nobody retains it).
     pub fn retain(device: &Device) -> Result<PrimaryContext, CudaError> {
+        refuse_in_host_callback()?;
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
         check(unsafe {
@@ -252,16 +359,38 @@ impl PrimaryContext {
         })
     }
 
-    /// Destroys every allocation and resets all state of the primary context (CF19:
-    /// needs exclusive ownership, so no binding of it is alive).
-    pub fn reset(&mut self) -> Result<(), CudaError> {
-        // SAFETY: a plain value; no binding borrows this context.
+    /// Destroys every allocation and resets all state of the device's primary context
+    /// (`cuDevicePrimaryCtxReset`). CF19: `unsafe`, because the driver frees
+    /// everything made in the context — by every handle to it, in every thread and
+    /// every library of the process — and no handle can prove that nothing else uses
+    /// it: [`retain`](PrimaryContext::retain) hands out any number of owners.
+    ///
+    /// # Safety
+    /// Nothing else in the process may use the device's primary context while it is
+    /// reset or afterwards through what it held: no binding of it may be active on
+    /// any thread (through this or another `PrimaryContext`, this or another copy
+    /// of the crate, or another library such as the CUDA runtime), and no object made
+    /// under such a binding — buffers, page-locked host memory, streams, events,
+    /// modules — may be alive. The usual way to keep this: reset only from a program
+    /// that retains the primary context in one place and has dropped everything made
+    /// with it.
+    pub unsafe fn reset(&mut self) -> Result<(), CudaError> {
+        // SAFETY: a plain value; the caller promises nothing uses the context.
         check(unsafe { self.device.driver().table().cuDevicePrimaryCtxReset()?(self.device.raw()) })
     }
 }
 
 impl Drop for PrimaryContext {
     fn drop(&mut self) {
+        if crate::stream::in_host_callback() {
+            // The last release destroys the context, which waits for its streams: as
+            // for `Context`, a leaked retain rather than a hang.
+            tracing::error!(
+                device = self.device.ordinal(),
+                "a PrimaryContext dropped inside a host callback is not released (CUDA forbids driver calls there)"
+            );
+            return;
+        }
         if let Ok(release) = self.device.driver().table().cuDevicePrimaryCtxRelease() {
             // SAFETY: this value holds one retain.
             let r = unsafe { release(self.device.raw()) };
@@ -283,14 +412,29 @@ impl<'ctx> CurrentContext<'ctx> {
         self.driver
     }
 
+    /// Checks that the driver still has this token's context current on this thread:
+    /// code outside the crate (another copy of it, the CUDA runtime, another binding
+    /// library) may have changed the per-thread stack during the binding.
+    /// [`CudaError::ContextMismatch`] if so. Called where a wrong context would later
+    /// free host memory that safe code still uses (page-locked allocation and host
+    /// registration) — never on the launch path.
+    pub(crate) fn ensure_current(&self) -> Result<(), CudaError> {
+        match current(self.driver)? {
+            c if c == self.raw => Ok(()),
+            c => Err(mismatch(self.raw, c)),
+        }
+    }
+
     /// Makes `ctx` current for the duration of `f`; this context is current again
     /// afterwards. The outer token is borrowed mutably meanwhile, so its objects
-    /// cannot be used (CF3).
+    /// cannot be used (CF3). A context of another [`Driver`] is
+    /// [`CudaError::ForeignDriver`]: its handle means nothing to this one.
     pub fn push<R>(
         &mut self,
         ctx: &Context,
         f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R,
     ) -> Result<R, CudaError> {
+        same_driver(self.driver, ctx.driver)?;
         bind_raw(self.driver, ctx.raw, false, f)
     }
 
@@ -300,12 +444,15 @@ impl<'ctx> CurrentContext<'ctx> {
         ctx: &PrimaryContext,
         f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R,
     ) -> Result<R, CudaError> {
+        same_driver(self.driver, ctx.device.driver())?;
         bind_raw(self.driver, ctx.raw, false, f)
     }
 
-    /// Lets this context access `peer`'s memory. Enabling twice is
+    /// Lets this context access `peer`'s memory ([`CudaError::ForeignDriver`] if
+    /// `peer` was made by another driver). Enabling twice is
     /// `CudaError::Driver(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)`.
     pub fn enable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
+        same_driver(self.driver, peer.driver)?;
         // SAFETY: a live context; flags must be 0.
         check(unsafe { self.driver.table().cuCtxEnablePeerAccess()?(peer.raw, 0) })
     }
@@ -313,6 +460,7 @@ impl<'ctx> CurrentContext<'ctx> {
     /// Stops this context accessing `peer`'s memory
     /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not).
     pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
+        same_driver(self.driver, peer.driver)?;
         // SAFETY: a live context.
         check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })
     }

@@ -152,6 +152,16 @@ pub struct Features {
     pub tensor_map_access: bool,
 }
 
+/// The text a driver wrote into `buf`: up to the first NUL, or all of it if the
+/// driver left none (read from the buffer's bounds, never past them).
+fn c_string(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf.iter().map(|&c| c as u8).collect();
+    let text = CStr::from_bytes_until_nul(&bytes)
+        .map(CStr::to_bytes)
+        .unwrap_or(&bytes);
+    String::from_utf8_lossy(text).into_owned()
+}
+
 impl Device {
     /// The driver's handle.
     pub fn raw(&self) -> CUdevice {
@@ -189,14 +199,11 @@ impl Device {
     /// The name.
     pub fn name(&self) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 256];
-        // SAFETY: the buffer's length is passed; the driver NUL-terminates.
+        // SAFETY: the buffer's length is passed; the driver writes within it.
         check(unsafe {
             self.driver.table().cuDeviceGetName()?(buf.as_mut_ptr(), buf.len() as c_int, self.raw)
         })?;
-        // SAFETY: NUL-terminated within the buffer (the last byte stays 0 if truncated).
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
+        Ok(c_string(&buf))
     }
 
     /// The UUID.
@@ -214,7 +221,7 @@ impl Device {
     /// The PCI bus id, `domain:bus:device.function`.
     pub fn pci_bus_id(&self) -> Result<String, CudaError> {
         let mut buf = [0 as c_char; 64];
-        // SAFETY: the buffer's length is passed; the driver NUL-terminates.
+        // SAFETY: the buffer's length is passed; the driver writes within it.
         check(unsafe {
             self.driver.table().cuDeviceGetPCIBusId()?(
                 buf.as_mut_ptr(),
@@ -222,10 +229,7 @@ impl Device {
                 self.raw,
             )
         })?;
-        // SAFETY: NUL-terminated within the buffer.
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned())
+        Ok(c_string(&buf))
     }
 
     /// Device memory, bytes.
@@ -324,3 +328,18 @@ static_assertions::assert_impl_all!(ComputeInfo: Send, Sync);
 static_assertions::assert_impl_all!(LaunchLimits: Send, Sync);
 static_assertions::assert_impl_all!(MemoryInfo: Send, Sync);
 static_assertions::assert_impl_all!(Features: Send, Sync);
+
+#[cfg(test)]
+mod tests {
+    use super::c_string;
+
+    #[test]
+    fn text_without_a_nul_stays_within_the_buffer() {
+        let full = [b'G' as core::ffi::c_char; 8];
+        assert_eq!(c_string(&full), "GGGGGGGG");
+        let mut short = [0 as core::ffi::c_char; 8];
+        short[0] = b'H' as core::ffi::c_char;
+        short[1] = b'i' as core::ffi::c_char;
+        assert_eq!(c_string(&short), "Hi");
+    }
+}

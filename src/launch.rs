@@ -12,6 +12,33 @@
 //! borrowing rules). The parameter-pointer array lives on the stack; a launch
 //! allocates nothing.
 //!
+//! # Buffers reach the kernel with their length
+//!
+//! An `In<T>` or `Out<T>` parameter is passed as a pointer *and* the number of
+//! elements behind it — 16 bytes, aligned to 8 — so the kernel can stay inside the
+//! memory it was given whatever view the caller picks. In CUDA C++ the parameter is
+//! a struct of the same layout:
+//!
+//! ```c++
+//! template <typename T> struct Slice { T *ptr; unsigned long long len; };
+//!
+//! extern "C" __global__ void vector_add(Slice<const float> a, Slice<const float> b,
+//!                                       Slice<float> c) {
+//!     unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+//!     if (i < c.len && i < a.len && i < b.len) c.ptr[i] = a.ptr[i] + b.ptr[i];
+//! }
+//! ```
+//!
+//! The launcher fills both fields from the view; safe code cannot pick a length that
+//! is not the memory's. This is what makes the declaration's contract
+//! ([`Module::function`](crate::module::Module::function)) one a real kernel can keep:
+//! it must hold for *every* argument tuple the signature accepts, and a kernel that
+//! learns its bounds from a free number (`n`) cannot promise that.
+//!
+//! [`Signature`], [`Args`] and [`Arg`] are sealed: no type outside this crate can
+//! hand the driver a parameter array, so every pointer the driver reads comes from
+//! the implementations here.
+//!
 //! ```compile_fail
 //! # use oxicuda_driver::{launch::{In, Out}, memory::DeviceBuffer, module::Function, stream::Stream};
 //! # fn f(k: &Function<'_, (In<f32>, Out<f32>, u32)>, s: &Stream<'_>, a: &DeviceBuffer<'_, i32>, b: &mut DeviceBuffer<'_, f32>) {
@@ -27,13 +54,16 @@ use crate::stream::Stream;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 
-/// A kernel parameter that the kernel reads: device memory of `T`s.
+/// A kernel parameter that the kernel reads: device memory of `T`s, passed as a
+/// pointer and its length in elements (`Slice<const T>` in the module docs).
 pub struct In<T>(PhantomData<T>);
-/// A kernel parameter that the kernel writes: device memory of `T`s.
+/// A kernel parameter that the kernel reads and writes: device memory of `T`s, passed
+/// as a pointer and its length in elements (`Slice<T>` in the module docs).
 pub struct Out<T>(PhantomData<T>);
 
 /// One kind of kernel parameter: [`In<T>`], [`Out<T>`], or a [`DeviceCopy`] value.
-pub trait KernelParam: sealed::Sealed {
+/// Sealed.
+pub trait KernelParam: sealed::Param {
     /// Its size in the parameter buffer.
     const SIZE: usize;
     /// Its alignment in the parameter buffer.
@@ -41,11 +71,11 @@ pub trait KernelParam: sealed::Sealed {
 }
 
 impl<T: DeviceCopy> KernelParam for In<T> {
-    const SIZE: usize = 8;
+    const SIZE: usize = 16;
     const ALIGN: usize = 8;
 }
 impl<T: DeviceCopy> KernelParam for Out<T> {
-    const SIZE: usize = 8;
+    const SIZE: usize = 16;
     const ALIGN: usize = 8;
 }
 impl<T: DeviceCopy> KernelParam for T {
@@ -53,82 +83,101 @@ impl<T: DeviceCopy> KernelParam for T {
     const ALIGN: usize = align_of::<T>();
 }
 
+/// Room for one argument's bytes when the argument does not hold them itself: a
+/// buffer's (address, length).
+type Scratch = [u64; 2];
+
 mod sealed {
-    pub trait Sealed {}
-    impl<T: crate::memory::DeviceCopy> Sealed for super::In<T> {}
-    impl<T: crate::memory::DeviceCopy> Sealed for super::Out<T> {}
-    impl<T: crate::memory::DeviceCopy> Sealed for T {}
+    use super::Scratch;
+    use core::ffi::c_void;
+
+    pub trait Param {}
+    impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
+    impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {}
+    impl<T: crate::memory::DeviceCopy> Param for T {}
+
+    pub trait Layout {
+        /// (offset, size) of each parameter in the kernel's parameter buffer.
+        fn layout() -> Vec<(usize, usize)>;
+    }
+
+    pub trait ArgBytes<P> {
+        /// A pointer to the argument's bytes as the kernel's ABI expects them — in
+        /// `self` or written to `scratch` — valid while both are borrowed. For
+        /// `Out`, the address comes from an exclusive view.
+        fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
+    }
+
+    pub trait Params<S> {
+        /// Calls `f` with the parameter-pointer array (on the stack).
+        fn with_params<R>(self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+    }
 }
 
-/// A launch argument for a parameter declared `P`.
-///
-/// # Safety
-/// `param` must return a pointer to `P::SIZE` bytes holding the argument as the
-/// kernel's ABI expects it, valid while `self` and `scratch` are borrowed; for
-/// [`In`]/[`Out`] the argument must borrow the device memory it names (shared for
-/// `In`, exclusively for `Out`) for as long as `self` lives.
+/// A launch argument for a parameter declared `P`. Sealed: implemented for device
+/// memory (`&buffer`, `&mut buffer`, views) and for values of `DeviceCopy` types.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter declared `{P}`",
     label = "not an argument for `{P}`",
     note = "`In<T>` takes `&DeviceBuffer<T>` or a `DeviceSlice<T>`; `Out<T>` takes `&mut DeviceBuffer<T>` or a `DeviceSliceMut<T>`; a value parameter takes a value of its own type"
 )]
-pub unsafe trait Arg<P: KernelParam> {
-    /// A pointer to the argument's bytes; `scratch` may hold them.
-    fn param(&self, scratch: &mut u64) -> *mut c_void;
+pub trait Arg<P: KernelParam>: sealed::ArgBytes<P> {}
+
+/// Writes a view's (address, length) into `scratch`.
+fn slice(scratch: &mut Scratch, ptr: u64, len: usize) -> *mut c_void {
+    *scratch = [ptr, len as u64];
+    scratch.as_mut_ptr().cast()
 }
 
-fn address(scratch: &mut u64, ptr: u64) -> *mut c_void {
-    *scratch = ptr;
-    (scratch as *mut u64).cast()
-}
-
-// SAFETY (the four memory impls): the device address, a 64-bit value, is written to
-// `scratch`; the argument borrows the memory for its own lifetime.
-unsafe impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<In<T>> for &B {
-    fn param(&self, scratch: &mut u64) -> *mut c_void {
-        address(scratch, self.view().device_ptr())
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<In<T>> for &B {}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<In<T>> for &B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        let v = self.view();
+        slice(scratch, v.device_ptr(), v.len())
     }
 }
-// SAFETY: as above.
-unsafe impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {
-    fn param(&self, scratch: &mut u64) -> *mut c_void {
-        address(scratch, self.device_ptr())
+impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> sealed::ArgBytes<In<T>> for DeviceSlice<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        slice(scratch, self.device_ptr(), self.len())
     }
 }
-// SAFETY: as above.
-unsafe impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {
-    fn param(&self, scratch: &mut u64) -> *mut c_void {
-        address(scratch, self.view().device_ptr())
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {}
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<Out<T>> for &mut B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        let v = self.view_mut();
+        slice(scratch, v.device_ptr(), v.len())
     }
 }
-// SAFETY: as above.
-unsafe impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {
-    fn param(&self, scratch: &mut u64) -> *mut c_void {
-        address(scratch, self.device_ptr())
+impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {}
+impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        slice(scratch, self.device_ptr(), self.len())
     }
 }
-// SAFETY: the value itself, `size_of::<T>()` bytes, borrowed for the launch.
-unsafe impl<T: DeviceCopy> Arg<T> for T {
-    fn param(&self, _scratch: &mut u64) -> *mut c_void {
-        (self as *const T).cast_mut().cast()
+impl<T: DeviceCopy> Arg<T> for T {}
+impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
+    fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
+        (self as *mut T).cast()
     }
 }
 
-/// A kernel's parameter list: a tuple of [`KernelParam`]s.
-pub trait Signature {
-    /// (offset, size) of each parameter in the kernel's parameter buffer.
-    fn layout() -> Vec<(usize, usize)>;
-}
+/// A kernel's parameter list: a tuple of up to 16 [`KernelParam`]s. Sealed.
+pub trait Signature: sealed::Layout {}
 
-/// A tuple of launch arguments matching the signature `S`, one [`Arg`] per parameter.
+/// A tuple of launch arguments matching the signature `S`, one [`Arg`] per
+/// parameter. Sealed.
 #[diagnostic::on_unimplemented(
     message = "these launch arguments do not match the kernel's signature `{S}`",
     label = "one argument per declared parameter, in order",
-    note = "the arguments are a tuple: `(&input, &mut output, n)`; a single argument is `(x,)`"
+    note = "the arguments are a tuple: `(&input, &mut output, x)`; a single argument is `(x,)`"
 )]
-pub trait Args<S: Signature> {
-    /// Calls `f` with the parameter-pointer array (on the stack).
-    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+pub trait Args<S: Signature>: sealed::Params<S> {}
+
+/// (offset, size) of each of `S`'s parameters, as the kernel's parameter buffer lays
+/// them out.
+pub(crate) fn layout<S: Signature>() -> Vec<(usize, usize)> {
+    <S as sealed::Layout>::layout()
 }
 
 macro_rules! count {
@@ -138,7 +187,8 @@ macro_rules! count {
 
 macro_rules! signatures {
     ($(($($P:ident $A:ident $i:tt),*))*) => {$(
-        impl<$($P: KernelParam),*> Signature for ($($P,)*) {
+        impl<$($P: KernelParam),*> Signature for ($($P,)*) {}
+        impl<$($P: KernelParam),*> sealed::Layout for ($($P,)*) {
             #[allow(unused_mut, unused_assignments, unused_variables)]
             fn layout() -> Vec<(usize, usize)> {
                 let mut offset = 0usize;
@@ -152,14 +202,13 @@ macro_rules! signatures {
             }
         }
 
-        impl<$($P: KernelParam, $A: Arg<$P>),*> Args<($($P,)*)> for ($($A,)*) {
-            #[allow(unused_variables, clippy::unused_unit)]
-            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
-                let mut scratch = [0u64; 16];
-                let s = scratch.as_mut_ptr();
-                // SAFETY (each element): distinct indices below 16 of `scratch`, which
-                // outlives the call of `f`.
-                let mut params: [*mut c_void; count!($($P)*)] = [$(self.$i.param(unsafe { &mut *s.add($i) })),*];
+        impl<$($P: KernelParam, $A: Arg<$P>),*> Args<($($P,)*)> for ($($A,)*) {}
+        impl<$($P: KernelParam, $A: Arg<$P>),*> sealed::Params<($($P,)*)> for ($($A,)*) {
+            #[allow(unused_variables, unused_mut, clippy::unused_unit)]
+            fn with_params<R>(mut self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+                let mut scratch = [[0u64; 2]; count!($($P)*)];
+                let mut params: [*mut c_void; count!($($P)*)] =
+                    [$(sealed::ArgBytes::<$P>::param(&mut self.$i, &mut scratch[$i])),*];
                 f(&mut params)
             }
         }
@@ -219,7 +268,7 @@ impl<S: Signature> Function<'_, S> {
     ) -> Result<(), CudaError> {
         let (g, b) = (grid.into(), block.into());
         let launch = self.driver.table().cuLaunchKernel()?;
-        args.with_params(|params| {
+        sealed::Params::<S>::with_params(args, |params| {
             // SAFETY: `params` holds one pointer per declared parameter, each to a value
             // of its declared size (the signature was checked at lookup); the function
             // and stream belong to the current context.

@@ -13,9 +13,15 @@
 //! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers;
 //! - the safe layer: [`device`] (typed attributes, grouped views), [`context`] (owned
 //!   contexts and the [`CurrentContext`] token every other object borrows),
-//!   [`stream`] (streams, events, scoped asynchronous copies), [`memory`] (device
-//!   buffers and views), [`pinned`] (page-locked host memory), [`module`] (modules,
-//!   the JIT log, kernel lookup) and [`launch`] (typed kernel arguments).
+//!   [`stream`] (streams, scoped asynchronous copies), [`event`] (events),
+//!   [`memory`] (device buffers and views), [`pinned`] (page-locked host memory),
+//!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
+//!   the structured log) and [`launch`] (typed kernel arguments, which reach the
+//!   kernel as slices).
+//!
+//! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
+//! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
+//! ("Soundness: the trust boundary").
 //!
 //! ```no_run
 //! # fn main() -> Result<(), oxicuda_driver::CudaError> {
@@ -30,11 +36,14 @@
 pub mod context;
 pub mod device;
 pub mod error;
+pub mod event;
+pub mod jit;
 pub mod launch;
 pub mod loader;
 pub mod memory;
 pub mod module;
 pub mod pinned;
+mod ptx_params;
 pub mod stream;
 pub mod sys;
 pub mod table;

@@ -94,7 +94,16 @@ impl DriverOptions {
     }
 
     /// Load exactly this library; no other is tried.
-    pub fn path(mut self, path: impl Into<PathBuf>) -> Self {
+    ///
+    /// # Safety
+    /// Loading a library runs its initialisers, and the crate then calls the functions
+    /// it exports with the CUDA driver's C signatures and trusts what they do (a
+    /// symbol exported as data, or a function that writes past an out-pointer, is
+    /// undefined behaviour): `path` must name a CUDA driver — NVIDIA's `libcuda`, or
+    /// a faithful implementation of the driver ABI such as `libsoftcuda.so`. The
+    /// environment variable `OXICUDA_DRIVER_PATH` makes the same choice and is trusted
+    /// configuration, like `LD_LIBRARY_PATH`.
+    pub unsafe fn path(mut self, path: impl Into<PathBuf>) -> Self {
         self.path = Some(path.into());
         self
     }
@@ -171,8 +180,9 @@ impl Driver {
         let mut tried = Vec::new();
         for candidate in candidates {
             // SAFETY: opening a shared library runs its initialisers. The candidates
-            // are the CUDA driver's own names, or a library the caller chose
-            // explicitly and so vouches for.
+            // are the CUDA driver's own names, or a library chosen through the
+            // `unsafe` `DriverOptions::path` (whose caller vouches for it) or the
+            // trusted environment variable.
             match unsafe { libloading::Library::new(&candidate) } {
                 Ok(library) => return Self::from_library(library, &candidate, options),
                 Err(e) => tried.push(LoadAttempt {

@@ -67,7 +67,15 @@ macro_rules! memset_value {
 memset_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, f32 => u32);
 
 mod sealed {
+    /// Element types with a direct memset.
     pub trait Sealed {}
+    /// This crate's device memory: buffers and views. Sealed because a launch, a copy
+    /// or a memset hands the driver the address and length that `view`/`view_mut`
+    /// return — a type outside the crate could name memory it does not borrow.
+    pub trait Memory {}
+    impl<T: super::DeviceCopy> Memory for super::DeviceBuffer<'_, T> {}
+    impl<T: super::DeviceCopy> Memory for super::DeviceSlice<'_, T> {}
+    impl<T: super::DeviceCopy> Memory for super::DeviceSliceMut<'_, T> {}
 }
 
 macro_rules! device_copy {
@@ -116,17 +124,19 @@ impl<T: DeviceCopy> Clone for DeviceSlice<'_, T> {
 }
 impl<T: DeviceCopy> Copy for DeviceSlice<'_, T> {}
 
-/// Device memory that can be read as `T`s: buffers and both views.
+/// Device memory that can be read as `T`s: buffers and both views. Sealed: the
+/// address and length it returns reach the driver.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not device memory holding `{T}`",
     label = "expected a `DeviceBuffer<{T}>`, `DeviceSlice<{T}>` or `DeviceSliceMut<{T}>`"
 )]
-pub trait DeviceRead<T: DeviceCopy> {
+pub trait DeviceRead<T: DeviceCopy>: sealed::Memory {
     /// A shared view of all of it.
     fn view(&self) -> DeviceSlice<'_, T>;
 }
 
-/// Device memory that can be written as `T`s: buffers and mutable views.
+/// Device memory that can be written as `T`s: buffers and mutable views. Sealed,
+/// like [`DeviceRead`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not writable device memory holding `{T}`",
     label = "expected a `DeviceBuffer<{T}>` or `DeviceSliceMut<{T}>`"

@@ -40,38 +40,47 @@ pub struct Registered<'a, T: DeviceCopy> {
 impl<'ctx> CurrentContext<'ctx> {
     /// Allocates `len` zeroed elements of page-locked host memory (`flags`:
     /// `CU_MEMHOSTALLOC_PORTABLE` for every context, `..._WRITECOMBINED` for memory
-    /// the host only writes).
+    /// the host only writes). No bytes (`len == 0`, or a zero-sized `T`) allocate
+    /// nothing. [`CudaError::ContextMismatch`] if code outside the crate has made
+    /// another context current during the binding.
     pub fn alloc_host<T: DeviceCopy>(
         &self,
         len: usize,
         flags: CUmemhostalloc_flags,
     ) -> Result<HostBuffer<'_, T>, CudaError> {
         let n = bytes::<T>(len)?;
-        let mut p: *mut c_void = core::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the context is current.
-        check(unsafe { self.driver().table().cuMemHostAlloc()?(&mut p, n, flags.bits()) })?;
-        let buf = HostBuffer {
+        self.ensure_current()?;
+        let mut buf = HostBuffer {
             driver: self.driver(),
-            ptr: p.cast::<T>(),
+            ptr: core::ptr::null_mut(),
             len,
             _tied: PhantomData,
         };
-        if n > 0 && (p.is_null() || !p.cast::<T>().is_aligned()) {
+        if n == 0 {
+            // No bytes to lock (no elements, or a zero-sized `T`): the driver refuses
+            // an empty allocation, and none is needed.
+            return Ok(buf);
+        }
+        let mut p: *mut c_void = core::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the context is current (checked above).
+        check(unsafe { self.driver().table().cuMemHostAlloc()?(&mut p, n, flags.bits()) })?;
+        buf.ptr = p.cast::<T>();
+        if p.is_null() || !buf.ptr.is_aligned() {
             return Err(CudaError::Driver(
                 crate::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
             ));
         }
-        if n > 0 {
-            // SAFETY: `n` bytes at `p` (checked non-null above) were just allocated for
-            // us; zeroing makes them initialised `T`s (`T: DeviceCopy`: any bit
-            // pattern is valid).
-            unsafe { core::ptr::write_bytes(p.cast::<u8>(), 0, n) };
-        }
+        // SAFETY: `n` bytes at `p` (checked non-null above) were just allocated for us;
+        // zeroing makes them initialised `T`s (`T: DeviceCopy`: any bit pattern is
+        // valid).
+        unsafe { core::ptr::write_bytes(p.cast::<u8>(), 0, n) };
         Ok(buf)
     }
 
     /// Page-locks `data` until the returned value is dropped (`flags`:
-    /// `CU_MEMHOSTREGISTER_PORTABLE`, ...). An empty slice is refused by the driver
+    /// `CU_MEMHOSTREGISTER_PORTABLE`, ...). [`CudaError::ContextMismatch`] if code
+    /// outside the crate has made another context current during the binding. An
+    /// empty slice is refused by the driver
     /// (`CUDA_ERROR_INVALID_VALUE`); memory already registered is
     /// `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`.
     pub fn register_host<'a, T: DeviceCopy>(
@@ -79,6 +88,7 @@ impl<'ctx> CurrentContext<'ctx> {
         data: &'a mut [T],
         flags: CUmemhostregister_flags,
     ) -> Result<Registered<'a, T>, CudaError> {
+        self.ensure_current()?;
         // SAFETY: the slice's bytes, borrowed exclusively for as long as they stay
         // registered.
         check(unsafe {
@@ -96,24 +106,32 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 }
 
+impl<T: DeviceCopy> HostBuffer<'_, T> {
+    /// Where the elements start: the allocation, or — when it holds no bytes (no
+    /// elements, or a zero-sized `T`), where the driver may have returned null — a
+    /// dangling aligned pointer, which is what a slice of no bytes needs.
+    fn elements(&self) -> *mut T {
+        if self.len == 0 || size_of::<T>() == 0 {
+            core::ptr::NonNull::dangling().as_ptr()
+        } else {
+            self.ptr
+        }
+    }
+}
+
 impl<T: DeviceCopy> Deref for HostBuffer<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        if self.len == 0 {
-            return &[];
-        }
-        // SAFETY: `len` initialised elements, owned by this value.
-        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+        // SAFETY: `len` initialised elements, owned by this value (checked non-null and
+        // aligned at allocation), or no bytes at a dangling aligned pointer.
+        unsafe { core::slice::from_raw_parts(self.elements(), self.len) }
     }
 }
 
 impl<T: DeviceCopy> DerefMut for HostBuffer<'_, T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        if self.len == 0 {
-            return &mut [];
-        }
         // SAFETY: as above, borrowed exclusively.
-        unsafe { core::slice::from_raw_parts_mut(self.ptr, self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.elements(), self.len) }
     }
 }
 

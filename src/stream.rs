@@ -7,23 +7,15 @@
 //! host callbacks ([`Stream::launch_host_fn`]), queued memsets ([`Stream::fill`]) and
 //! asynchronous copies of host memory inside [`Stream::scope`] (CF11).
 //!
-//! Events are typed by whether they record time: only [`Event<Timing>`] has
-//! [`elapsed_since`](Event::elapsed_since) (CF18).
-//!
-//! ```compile_fail
-//! # use oxicuda_driver::{CurrentContext, stream::{Event, NoTiming}};
-//! // CF18: elapsed time only between timing events.
-//! fn f(a: &Event<'_, NoTiming>, b: &Event<'_, NoTiming>) { let _ = b.elapsed_since(a); }
-//! ```
+//! Events live in [`event`](crate::event) (re-exported here).
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
+pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
-use crate::sys::{
-    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUevent, CUevent_flags, CUresult, CUstream,
-    CUstream_flags,
-};
+use crate::sys::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, CUstream_flags};
+use core::cell::Cell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -32,7 +24,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
 
 /// A query's answer: done, not yet (`NOT_READY`), or an error.
-fn done(r: CUresult) -> Result<bool, CudaError> {
+pub(crate) fn done(r: CUresult) -> Result<bool, CudaError> {
     match r {
         CUresult::CUDA_SUCCESS => Ok(true),
         CUresult::CUDA_ERROR_NOT_READY => Ok(false),
@@ -129,19 +121,25 @@ impl Stream<'_> {
     /// Makes later work on this stream wait for `event`'s last record.
     pub fn wait<K: EventKind>(&self, event: &Event<'_, K>) -> Result<(), CudaError> {
         // SAFETY: live stream and event.
-        check(unsafe { self.driver.table().cuStreamWaitEvent()?(self.raw, event.raw, 0) })
+        check(unsafe { self.driver.table().cuStreamWaitEvent()?(self.raw, event.raw(), 0) })
     }
 
     /// Runs `f` on a driver thread once the work queued before it is done (CF20: `f`
     /// is `Send + 'static`; a closure borrowing a local is rejected). A panic inside
     /// `f` is caught — it never unwinds into the driver — logged, and counted by
-    /// [`host_callback_panics`].
+    /// [`host_callback_panics`]. If the context fails (a sticky error) before `f`'s
+    /// turn, `f` is dropped without running — never leaked. Inside `f` no binding
+    /// can be made ([`CudaError::InHostCallback`]): CUDA forbids driver calls there.
+    ///
+    /// Queued with `cuStreamAddCallback`, which the driver calls exactly once, with
+    /// the stream's status (`cuLaunchHostFunc` skips its function after an error,
+    /// leaking what the closure owns).
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), CudaError> {
         let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
         // SAFETY: `data` is a leaked `Box<HostFn>` that `host_fn_trampoline` takes back
-        // exactly once, when the driver calls it.
+        // exactly once, when the driver calls it; flags must be 0.
         let r = unsafe {
-            self.driver.table().cuLaunchHostFunc()?(self.raw, Some(host_fn_trampoline), data)
+            self.driver.table().cuStreamAddCallback()?(self.raw, Some(host_fn_trampoline), data, 0)
         };
         if let Err(e) = check(r) {
             // SAFETY: the driver refused the call, so it will never run the trampoline.
@@ -189,125 +187,60 @@ type HostFn = Box<dyn FnOnce() + Send>;
 
 static HOST_CALLBACK_PANICS: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Whether this thread is running a host callback (a driver thread).
+    static IN_HOST_CALLBACK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is running a host callback now: CUDA forbids driver calls
+/// there, so no binding is made ([`CudaError::InHostCallback`]).
+pub(crate) fn in_host_callback() -> bool {
+    IN_HOST_CALLBACK.with(Cell::get)
+}
+
+/// Marks the thread as running a host callback until dropped (also on unwind).
+struct InCallback(bool);
+
+impl InCallback {
+    fn enter() -> InCallback {
+        InCallback(IN_HOST_CALLBACK.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        IN_HOST_CALLBACK.with(|c| c.set(self.0));
+    }
+}
+
 /// How many host callbacks have panicked (each panic was caught and logged).
 pub fn host_callback_panics() -> usize {
     HOST_CALLBACK_PANICS.load(Ordering::Relaxed)
 }
 
-unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
+unsafe extern "C" fn host_fn_trampoline(_stream: CUstream, status: CUresult, data: *mut c_void) {
     // SAFETY: `data` came from `Box::into_raw` in `launch_host_fn`; the driver calls
-    // each host function once.
+    // each stream callback exactly once.
     let f = unsafe { Box::from_raw(data.cast::<HostFn>()) };
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+    let _marked = InCallback::enter();
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if status == CUresult::CUDA_SUCCESS {
+            f();
+        } else {
+            tracing::warn!(
+                ?status,
+                "the stream failed before a host callback's turn; it is dropped without running"
+            );
+            drop(f);
+        }
+    }));
+    if ran.is_err() {
         HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
         tracing::error!("a host callback panicked; the panic was caught at the driver boundary");
     }
 }
 
-/// Whether an event records time: [`Timing`] or [`NoTiming`].
-pub trait EventKind: sealed::Sealed {
-    /// The creation flags.
-    const FLAGS: CUevent_flags;
-}
-
-/// An event that records time (and is slower to record).
-#[derive(Debug)]
-pub enum Timing {}
-/// An event that does not record time (`CU_EVENT_DISABLE_TIMING`).
-#[derive(Debug)]
-pub enum NoTiming {}
-
-impl EventKind for Timing {
-    const FLAGS: CUevent_flags = CUevent_flags::CU_EVENT_DEFAULT;
-}
-impl EventKind for NoTiming {
-    const FLAGS: CUevent_flags = CUevent_flags::CU_EVENT_DISABLE_TIMING;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Timing {}
-    impl Sealed for super::NoTiming {}
-}
-
-/// An event of the current context.
-pub struct Event<'a, K: EventKind> {
-    driver: &'static Driver,
-    raw: CUevent,
-    _tied: Tied<'a>,
-    _kind: PhantomData<K>,
-}
-
-impl<'ctx> CurrentContext<'ctx> {
-    /// Creates an event: `create_event::<Timing>()` or `create_event::<NoTiming>()`.
-    pub fn create_event<K: EventKind>(&self) -> Result<Event<'_, K>, CudaError> {
-        let mut raw = CUevent::NULL;
-        // SAFETY: a valid out-pointer; the context is current.
-        check(unsafe { self.driver().table().cuEventCreate()?(&mut raw, K::FLAGS.bits()) })?;
-        Ok(Event {
-            driver: self.driver(),
-            raw,
-            _tied: PhantomData,
-            _kind: PhantomData,
-        })
-    }
-}
-
-impl<K: EventKind> Event<'_, K> {
-    /// The driver's handle.
-    pub fn raw(&self) -> CUevent {
-        self.raw
-    }
-
-    /// Records the event on `stream`: it completes when the work queued before it has.
-    pub fn record(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
-        // SAFETY: live event and stream of the current context.
-        check(unsafe { self.driver.table().cuEventRecord()?(self.raw, stream.raw) })
-    }
-
-    /// Waits for the last record.
-    pub fn synchronize(&self) -> Result<(), CudaError> {
-        // SAFETY: a live event.
-        check(unsafe { self.driver.table().cuEventSynchronize()?(self.raw) })
-    }
-
-    /// Whether the last record is complete.
-    pub fn is_done(&self) -> Result<bool, CudaError> {
-        // SAFETY: a live event.
-        done(unsafe { self.driver.table().cuEventQuery()?(self.raw) })
-    }
-}
-
-impl Event<'_, Timing> {
-    /// Milliseconds from `start`'s record to this event's (CF18: timing events only).
-    pub fn elapsed_since(&self, start: &Event<'_, Timing>) -> Result<f32, CudaError> {
-        let mut ms = 0f32;
-        let t = self.driver.table();
-        // SAFETY: a valid out-pointer and two live timing events; the 2.0 ABI where the
-        // driver has no other.
-        let r = match t.cuEventElapsedTime() {
-            Ok(f) => unsafe { f(&mut ms, start.raw, self.raw) },
-            Err(_) => unsafe { t.cuEventElapsedTime_v2000()?(&mut ms, start.raw, self.raw) },
-        };
-        check(r)?;
-        Ok(ms)
-    }
-}
-
-impl<K: EventKind> Drop for Event<'_, K> {
-    fn drop(&mut self) {
-        if let Ok(destroy) = self.driver.table().cuEventDestroy() {
-            // SAFETY: this value owns the event.
-            let r = unsafe { destroy(self.raw) };
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuEventDestroy failed");
-            }
-        }
-    }
-}
-
 static_assertions::assert_not_impl_any!(Stream<'static>: Send, Sync);
-static_assertions::assert_not_impl_any!(Event<'static, Timing>: Send, Sync);
 
 /// Asynchronous work on a stream that borrows host memory: see [`Stream::scope`].
 pub struct AsyncScope<'scope, 'env: 'scope> {
@@ -432,5 +365,4 @@ impl<'env> AsyncScope<'_, 'env> {
         })
     }
 }
-static_assertions::assert_not_impl_any!(Event<'static, NoTiming>: Send, Sync);
 static_assertions::assert_not_impl_any!(AsyncScope<'static, 'static>: Send, Sync);

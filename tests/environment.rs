@@ -10,7 +10,8 @@ fn the_environment_choice_is_honoured_or_reported() {
     unsafe { std::env::set_var(loader::ENV_DRIVER_PATH, "/nowhere/libcuda.so.1") };
     assert_eq!(
         DriverOptions::from_env(),
-        Ok(DriverOptions::new().path("/nowhere/libcuda.so.1"))
+        // SAFETY: options compared, never loaded.
+        Ok(unsafe { DriverOptions::new().path("/nowhere/libcuda.so.1") })
     );
 
     // An explicit path is the only one tried, and the process-wide load reports it.

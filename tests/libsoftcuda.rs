@@ -71,7 +71,8 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// `libsoftcuda.so` as the process-wide driver, and its `softcuda_live_count`.
 fn driver() -> (&'static Driver, impl Fn(&str) -> c_int) {
     let path = libsoftcuda();
-    let d = oxicuda_driver::driver_with(DriverOptions::new().path(&path)).unwrap();
+    // SAFETY: libsoftcuda.so implements the driver ABI.
+    let d = oxicuda_driver::driver_with(unsafe { DriverOptions::new().path(&path) }).unwrap();
     d.init().unwrap();
     assert_eq!(d.path(), path.to_str(), "the driver came through dlopen");
     // SAFETY: the same library, already loaded: dlopen only counts a reference.
@@ -106,11 +107,12 @@ fn a_launch_an_event_record_and_an_async_copy_allocate_nothing() {
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     ctx.bind(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(
-            include_str!("../kernels/vector_add.ptx"),
+            include_str!("../kernels/slices.ptx"),
             &JitOptions::default(),
         )?;
-        // SAFETY: vector_add reads a and b, writes n elements of c.
-        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        // SAFETY: kernels/slices.cu: vector_add reads a and b and writes c, each only
+        // below its length.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         let n = 4096u32;
         let a = cur.alloc_from(&vec![1.0f32; n as usize])?;
         let b = cur.alloc_from(&vec![2.0f32; n as usize])?;
@@ -119,25 +121,13 @@ fn a_launch_an_event_record_and_an_async_copy_allocate_nothing() {
         let (start, end) = (cur.create_event::<Timing>()?, cur.create_event::<Timing>()?);
         let mut host = cur.alloc_host::<f32>(n as usize, CUmemhostalloc_flags::empty())?;
 
-        let (launch, r) = allocations(|| add.launch(&stream, n / 256, 256, 0, (&a, &b, &mut c, n)));
+        let (launch, r) = allocations(|| add.launch(&stream, n / 256, 256, 0, (&a, &b, &mut c)));
         r?;
         let (split, r) = allocations(|| -> Result<(), CudaError> {
             let (lo, hi) = c.as_mut_slice().split_at(n as usize / 2)?;
             let (a_lo, a_hi) = a.as_slice().split_at(n as usize / 2)?;
-            add.launch(
-                &stream,
-                8,
-                256,
-                0,
-                (a_lo, &b.as_slice().slice(..2048)?, lo, 2048),
-            )?;
-            add.launch(
-                &stream,
-                8,
-                256,
-                0,
-                (a_hi, &b.as_slice().slice(2048..)?, hi, 2048),
-            )
+            add.launch(&stream, 8, 256, 0, (a_lo, &b.as_slice().slice(..2048)?, lo))?;
+            add.launch(&stream, 8, 256, 0, (a_hi, &b.as_slice().slice(2048..)?, hi))
         });
         r?;
         let (record, r) = allocations(|| -> Result<(), CudaError> {

@@ -14,16 +14,16 @@ use oxicuda_driver::sys::{
     CUfunc_cache, CUmemhostalloc_flags, CUmemhostregister_flags, CUresult, CUstream_flags,
 };
 
-const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
-const AFFINE: &str = include_str!("../kernels/affine.ptx");
-const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
+/// vector_add, saxpy, affine, rows: every buffer reaches the kernel with its length.
+const SLICES: &str = include_str!("../kernels/slices.ptx");
 
 #[test]
 fn split_views_are_written_by_two_kernels_independently() {
     on_device0(|cur| {
-        let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
-        // SAFETY: saxpy(a, x, y, n) reads n elements of x and updates n of y.
-        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy reads x and updates y, each only below its
+        // length.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
         let n = 1000usize;
         let x = cur.alloc_from(&vec![1.0f32; n])?;
         let mut y = cur.alloc::<f32>(n)?;
@@ -31,15 +31,15 @@ fn split_views_are_written_by_two_kernels_independently() {
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let (x_lo, x_hi) = x.as_slice().split_at(300)?;
         let (y_lo, y_hi) = y.as_mut_slice().split_at(300)?;
-        saxpy.launch(&stream, 2, 256, 0, (2.0, x_lo, y_lo, 300))?;
-        saxpy.launch(&stream, 3, 256, 0, (3.0, x_hi, y_hi, 700))?;
+        saxpy.launch(&stream, 2, 256, 0, (2.0, x_lo, y_lo))?;
+        saxpy.launch(&stream, 3, 256, 0, (3.0, x_hi, y_hi))?;
         stream.synchronize()?;
         let out = y.to_vec()?;
         assert!(out[..300].iter().all(|v| *v == 2.0), "{:?}", &out[..4]);
         assert!(out[300..].iter().all(|v| *v == 3.0), "{:?}", &out[300..304]);
         // A reborrowed view goes to a launch and stays usable afterwards.
         let mut all = y.as_mut_slice();
-        saxpy.launch(&stream, 4, 256, 0, (1.0, &x, all.reborrow(), n as i32))?;
+        saxpy.launch(&stream, 4, 256, 0, (1.0, &x, all.reborrow()))?;
         stream.synchronize()?;
         assert_eq!(all.slice(299..301)?.to_vec()?, [3.0, 4.0]);
         Ok(())
@@ -135,16 +135,16 @@ fn copies_and_memsets_on_views() {
 struct Affine {
     scale: f32,
     offset: f32,
-    n: u32,
 }
-// SAFETY: three 4-byte numbers, no padding: every bit pattern is valid.
+// SAFETY: two 4-byte numbers, no padding: every bit pattern is valid.
 unsafe impl DeviceCopy for Affine {}
 
 #[test]
 fn a_repr_c_struct_is_a_kernel_parameter() {
     on_device0(|cur| {
-        let module = cur.load_ptx(AFFINE, &JitOptions::default())?;
-        // SAFETY: affine(p, x, y) reads p.n elements of x and writes p.n of y.
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: affine reads x and writes y, each only below its
+        // length.
         let affine = unsafe { module.function::<(Affine, In<f32>, Out<f32>)>("affine")? };
         let x = cur.alloc_from(&[0.0f32, 1.0, 2.0, 3.0])?;
         let mut y = cur.alloc::<f32>(4)?;
@@ -152,15 +152,15 @@ fn a_repr_c_struct_is_a_kernel_parameter() {
         let p = Affine {
             scale: 2.0,
             offset: 0.5,
-            n: 3,
         };
         let stream = cur.per_thread_stream();
-        affine.launch(&stream, 1, 32, 0, (p, &x, &mut y))?;
+        // A view of the first three elements: the kernel learns that length.
+        affine.launch(&stream, 1, 32, 0, (p, &x, y.as_mut_slice().slice(..3)?))?;
         stream.synchronize()?;
         assert_eq!(y.to_vec()?, [0.5, 2.5, 4.5, 0.0]);
         // A struct of another size is refused at lookup, naming the parameter.
         // SAFETY: refused before any launch.
-        let err = unsafe { module.function::<([f32; 2], In<f32>, Out<f32>)>("affine") }
+        let err = unsafe { module.function::<([f32; 3], In<f32>, Out<f32>)>("affine") }
             .map(|_| ())
             .unwrap_err();
         assert!(
@@ -248,24 +248,21 @@ fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
     on_device0(|cur| {
         let opts = JitOptions::default();
         let run = |module: &oxicuda_driver::module::Module<'_>| -> Result<Vec<f32>, CudaError> {
-            // SAFETY: vector_add reads a and b, writes n elements of c.
-            let add =
-                unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+            // SAFETY: kernels/slices.cu: vector_add reads a and b and writes c, each only
+            // below its length.
+            let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
             let (a, b) = (cur.alloc_from(&[1.0f32; 4])?, cur.alloc_from(&[2.0f32; 4])?);
             let mut c = cur.alloc::<f32>(4)?;
             let s = cur.default_stream();
-            add.launch(&s, 1, 32, 0, (&a, &b, &mut c, 4))?;
+            add.launch(&s, 1, 32, 0, (&a, &b, &mut c))?;
             s.synchronize()?;
             c.to_vec()
         };
-        assert_eq!(
-            run(&cur.load_module(VECTOR_ADD.as_bytes(), &opts)?)?,
-            [3.0; 4]
-        );
-        let fat = fatbin_with_ptx(VECTOR_ADD);
+        assert_eq!(run(&cur.load_module(SLICES.as_bytes(), &opts)?)?, [3.0; 4]);
+        let fat = fatbin_with_ptx(SLICES);
         assert_eq!(run(&cur.load_module(&fat, &opts)?)?, [3.0; 4]);
         let file = std::env::temp_dir().join(format!("oxicuda-va-{}.ptx", std::process::id()));
-        std::fs::write(&file, VECTOR_ADD).unwrap();
+        std::fs::write(&file, SLICES).unwrap();
         let from_file = cur.load_module_file(&file, &opts);
         std::fs::remove_file(&file).unwrap();
         assert_eq!(run(&from_file?)?, [3.0; 4]);
@@ -330,11 +327,11 @@ fn modules_load_from_ptx_fatbin_and_files_and_bad_images_are_refused() {
 #[test]
 fn cache_config_dynamic_shared_memory_and_unchecked_lookup() {
     on_device0(|cur| {
-        let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-        // SAFETY: the declaration matches vector_add (checked by the lookup below).
-        let mut f = unsafe {
-            module.function_unchecked::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")?
-        };
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: the declaration matches kernels/slices.cu's vector_add, which stays
+        // below each slice's length.
+        let mut f =
+            unsafe { module.function_unchecked::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         f.set_cache_config(CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED)?;
         let one = f.available_dynamic_shared_memory(1, 256)?;
         let four = f.available_dynamic_shared_memory(4, 256)?;

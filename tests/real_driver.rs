@@ -10,7 +10,9 @@ use std::ffi::{CStr, c_char};
 
 fn load() -> Option<Driver> {
     let path = common::real_driver()?;
-    Some(Driver::load(&DriverOptions::new().path(path)).expect("the 535 driver loads"))
+    // SAFETY: the fixture is NVIDIA's libcuda.so.1 (535).
+    let options = unsafe { DriverOptions::new().path(path) };
+    Some(Driver::load(&options).expect("the 535 driver loads"))
 }
 
 #[test]
@@ -159,7 +161,9 @@ fn error_names_and_strings_equal_the_drivers() {
 
 #[test]
 fn a_wrong_path_names_the_one_path_tried() {
-    let err = Driver::load(&DriverOptions::new().path("/nonexistent/libcuda.so.1")).unwrap_err();
+    // SAFETY: no such file: nothing is loaded.
+    let options = unsafe { DriverOptions::new().path("/nonexistent/libcuda.so.1") };
+    let err = Driver::load(&options).unwrap_err();
     match &err {
         LoadError::LibraryNotFound { tried } => {
             assert_eq!(
@@ -197,7 +201,10 @@ fn the_default_search_tries_libcuda_so_1_then_libcuda_so() {
 
 #[test]
 fn a_library_that_is_not_cuda_is_refused_by_name() {
-    let err = Driver::load(&DriverOptions::new().path("libz.so.1")).unwrap_err();
+    // SAFETY: zlib's initialisers are harmless, and the loader calls none of its
+    // functions once `cuDriverGetVersion` is found missing.
+    let options = unsafe { DriverOptions::new().path("libz.so.1") };
+    let err = Driver::load(&options).unwrap_err();
     assert_eq!(
         err,
         LoadError::NotACudaDriver {
@@ -212,13 +219,10 @@ fn per_thread_default_stream_resolves_the_ptsz_variants() {
     let Some(path) = common::real_driver() else {
         return;
     };
-    let legacy = Driver::load(&DriverOptions::new().path(&path)).unwrap();
-    let ptds = Driver::load(
-        &DriverOptions::new()
-            .path(&path)
-            .per_thread_default_stream(true),
-    )
-    .unwrap();
+    // SAFETY (both): the fixture is NVIDIA's libcuda.so.1 (535).
+    let options = unsafe { DriverOptions::new().path(&path) };
+    let legacy = Driver::load(&options).unwrap();
+    let ptds = Driver::load(&options.per_thread_default_stream(true)).unwrap();
     let l = legacy.table();
     let p = ptds.table();
     // Stream-taking functions differ; the others are the same functions.

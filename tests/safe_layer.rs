@@ -12,21 +12,22 @@ use oxicuda_driver::stream::{NoTiming, Timing};
 use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
 use oxicuda_driver::{Context, CudaError};
 
-const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
-const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
+/// vector_add, saxpy, affine, rows: every buffer reaches the kernel with its length.
+const SLICES: &str = include_str!("../kernels/slices.ptx");
 
 #[test]
 fn vector_add_end_to_end() {
     let out = on_device0(|cur| -> Result<Vec<f32>, CudaError> {
-        let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-        // SAFETY: vector_add reads a and b, writes n elements of c.
-        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: vector_add reads a and b and writes c, each only
+        // below its length.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         let n = 100_000u32;
         let a = cur.alloc_from(&(0..n).map(|i| i as f32).collect::<Vec<_>>())?;
         let b = cur.alloc_from(&(0..n).map(|i| 2.0 * i as f32).collect::<Vec<_>>())?;
         let mut c = cur.alloc::<f32>(n as usize)?;
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        add.launch(&stream, n.div_ceil(256), 256, 0, (&a, &b, &mut c, n))?;
+        add.launch(&stream, n.div_ceil(256), 256, 0, (&a, &b, &mut c))?;
         stream.synchronize()?;
         c.to_vec()
     });
@@ -36,9 +37,10 @@ fn vector_add_end_to_end() {
 #[test]
 fn a_two_stream_pipeline_ordered_by_events() {
     on_device0(|cur| -> Result<(), CudaError> {
-        let module = cur.load_ptx(SAXPY, &JitOptions::default())?;
-        // SAFETY: saxpy(a, x, y, n) reads x and updates y in place.
-        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>, i32)>("saxpy")? };
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy reads x and updates y, each only below its
+        // length.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
         let n = 50_000i32;
         let x = cur.alloc_from(&vec![1.0f32; n as usize])?;
         let mut y = cur.alloc_from(&vec![0.0f32; n as usize])?;
@@ -52,10 +54,10 @@ fn a_two_stream_pipeline_ordered_by_events() {
             cur.create_event::<Timing>()?,
         );
         start.record(&s1)?;
-        saxpy.launch(&s1, (n as u32).div_ceil(128), 128, 0, (2.0, &x, &mut y, n))?; // y = 2
+        saxpy.launch(&s1, (n as u32).div_ceil(128), 128, 0, (2.0, &x, &mut y))?; // y = 2
         stage1.record(&s1)?;
         s2.wait(&stage1)?; // s2's work starts after stage 1
-        saxpy.launch(&s2, (n as u32).div_ceil(128), 128, 0, (3.0, &x, &mut y, n))?; // y = 5
+        saxpy.launch(&s2, (n as u32).div_ceil(128), 128, 0, (3.0, &x, &mut y))?; // y = 5
         end.record(&s2)?;
         end.synchronize()?;
         assert!(end.is_done()?);
@@ -88,7 +90,7 @@ fn a_jit_failure_is_a_structured_log() {
     let info = ctx
         .bind(|cur| {
             cur.load_ptx(
-                VECTOR_ADD,
+                SLICES,
                 &JitOptions {
                     verbose: true,
                     ..Default::default()
@@ -113,10 +115,10 @@ fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
     let (d, _g) = soft();
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     ctx.bind(|cur| {
-        let module = cur.load_ptx(VECTOR_ADD, &JitOptions::default()).unwrap();
-        // vector_add's fourth parameter is a u32, not a u64.
+        let module = cur.load_ptx(SLICES, &JitOptions::default()).unwrap();
+        // vector_add's third parameter is a slice (16 bytes), not a u64.
         // SAFETY: refused before any launch.
-        let err = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>, u64)>("vector_add") }
+        let err = unsafe { module.function::<(In<f32>, In<f32>, u64)>("vector_add") }
             .map(|_| ())
             .unwrap_err();
         match err {
@@ -124,14 +126,14 @@ fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
                 function,
                 parameter,
                 ..
-            } => assert_eq!((function.as_str(), parameter), ("vector_add", 3)),
+            } => assert_eq!((function.as_str(), parameter), ("vector_add", 2)),
             other => panic!("expected SignatureMismatch, got {other:?}"),
         }
         // SAFETY: refused before any launch.
-        let err = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }
+        let err = unsafe { module.function::<(In<f32>, In<f32>)>("vector_add") }
             .map(|_| ())
             .unwrap_err();
-        assert!(err.to_string().contains("parameter 3"), "{err}");
+        assert!(err.to_string().contains("parameter 2"), "{err}");
     })
     .unwrap();
     drop(ctx);
@@ -216,10 +218,10 @@ fn typed_globals_attributes_occupancy_and_peer_access() {
             }) => {}
             other => panic!("expected GlobalSizeMismatch, got {other:?}"),
         }
-        let vector_add = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-        // SAFETY: vector_add reads a and b, writes c.
-        let mut f =
-            unsafe { vector_add.function::<(In<f32>, In<f32>, Out<f32>, u32)>("vector_add")? };
+        let slices = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: vector_add reads a and b and writes c, each only
+        // below its length.
+        let mut f = unsafe { slices.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         assert!(f.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)? > 0);
         let blocks = f.max_active_blocks_per_multiprocessor(256, 0)?;
         assert!((1..=32).contains(&blocks), "{blocks}");

@@ -42,7 +42,9 @@ fn exercise(d: &Driver) {
 
 #[test]
 fn libsoftcuda_loads_through_dlopen_like_the_real_driver() {
-    let d = Driver::load(&DriverOptions::new().path(libsoftcuda())).unwrap();
+    // SAFETY: libsoftcuda.so implements the driver ABI.
+    let options = unsafe { DriverOptions::new().path(libsoftcuda()) };
+    let d = Driver::load(&options).unwrap();
     assert_eq!(d.resolver(), Resolver::ProcAddressV2);
     exercise(&d);
 }

@@ -35,7 +35,9 @@ impl Gpu {
     fn new() -> Gpu {
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let path = libsoftcuda();
-        let d = Driver::load(&DriverOptions::new().path(&path)).unwrap();
+        // SAFETY: libsoftcuda.so implements the driver ABI.
+        let options = unsafe { DriverOptions::new().path(&path) };
+        let d = Driver::load(&options).unwrap();
         d.init().unwrap();
         let mut ctx = CUcontext::NULL;
         check(unsafe { d.table().cuCtxCreate_v3020().unwrap()(&mut ctx, 0, 0) }).unwrap();

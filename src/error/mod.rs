@@ -36,10 +36,32 @@ pub enum CudaError {
     /// The driver library could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
-    /// A context is already bound on this thread (a root binding); nest with
-    /// `CurrentContext::push` instead.
-    #[error("a context is already bound on this thread: nest with CurrentContext::push instead")]
+    /// A context is already current on this thread — a root binding of this crate,
+    /// or a context other code (another copy of the crate, the CUDA runtime, another
+    /// library) left current; nest with `CurrentContext::push` instead, or have that
+    /// code pop its context.
+    #[error(
+        "a context is already current on this thread (a binding, or a context other code left current): nest with CurrentContext::push instead"
+    )]
     ContextAlreadyBound,
+    /// The context current on this thread is not the binding's: code outside this
+    /// crate changed the driver's per-thread context stack during the binding.
+    #[error(
+        "the current context ({found:#x}) is not the binding's ({expected:#x}): other code changed this thread's context stack during the binding"
+    )]
+    ContextMismatch {
+        /// The binding's context (the driver's handle, as an address).
+        expected: usize,
+        /// The context found current (0: none).
+        found: usize,
+    },
+    /// A context (or object) of another `Driver` was passed: two drivers' handles
+    /// mean nothing to each other.
+    #[error("the context belongs to another CUDA driver than the binding's")]
+    ForeignDriver,
+    /// A driver call from inside a host callback, which CUDA forbids (it can hang).
+    #[error("CUDA forbids driver calls inside a host callback; no binding is made there")]
+    InHostCallback,
     /// A copy between host and device (or two buffers) of different lengths.
     #[error(
         "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"
@@ -75,7 +97,7 @@ pub enum CudaError {
     #[error("the JIT compiler refused the module ({source}):\n{log}")]
     JitFailed {
         /// The diagnostics.
-        log: crate::module::JitLog,
+        log: crate::jit::JitLog,
         /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...).
         source: CUresult,
     },

@@ -1,0 +1,404 @@
+//! The holes a hostile reviewer found in the safe layer, each driven from safe code
+//! on softcuda (the `soft` feature, in-process) and checked to be closed: kernels
+//! that learn their buffers' lengths from the launcher, context-stack changes by
+//! foreign code, a second driver's contexts, bindings inside host callbacks, a scope
+//! whose copy is still running when another stream faults, and the small ones
+//! (zero-sized pinned elements, an oversized grid). Where a test needs to play the
+//! part of foreign code it does so through the raw table, in `unsafe`, saying so.
+//! Every test leaves softcuda with no live object.
+
+mod common;
+
+use common::{libsoftcuda, no_leaks, on_device0, soft};
+
+use oxicuda_driver::error::check;
+use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::module::JitOptions;
+use oxicuda_driver::sys::{CUcontext, CUctx_flags, CUmemhostalloc_flags, CUresult, CUstream_flags};
+use oxicuda_driver::{Context, CudaError, Driver, DriverOptions, PrimaryContext};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SLICES: &str = include_str!("../kernels/slices.ptx");
+
+/// A kernel that stores to the address it is given: used only to make softcuda
+/// report a sticky `ILLEGAL_ADDRESS` (address 0 is never memory softcuda maps, so the
+/// store faults and lands nowhere).
+const FAULT: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry fault(.param .u64 fault_param_0)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [fault_param_0];
+    mov.u32 %r1, 7;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+";
+
+fn current(d: &Driver) -> CUcontext {
+    let mut c = CUcontext::NULL;
+    // SAFETY: a valid out-pointer.
+    check(unsafe { d.table().cuCtxGetCurrent().unwrap()(&mut c) }).unwrap();
+    c
+}
+
+/// Foreign code (another copy of the crate, the CUDA runtime, ...) pushing `ctx`.
+fn foreign_push(d: &Driver, ctx: CUcontext) {
+    // SAFETY: a live context of `d`; the test pops it again.
+    check(unsafe { d.table().cuCtxPushCurrent().unwrap()(ctx) }).unwrap();
+}
+
+/// Foreign code popping whatever is current.
+fn foreign_pop(d: &Driver) -> CUcontext {
+    let mut c = CUcontext::NULL;
+    // SAFETY: a valid out-pointer.
+    check(unsafe { d.table().cuCtxPopCurrent().unwrap()(&mut c) }).unwrap();
+    c
+}
+
+#[test]
+fn a_kernel_never_writes_past_the_view_it_was_given() {
+    on_device0(|cur| {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: `rows` writes `m` only below its length, whatever
+        // the width; `vector_add` reads a, b and writes c only below their lengths.
+        let rows = unsafe { module.function::<(Out<u32>, u32)>("rows")? };
+        // SAFETY: as above.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+
+        // A 2-D kernel on the low half of a split, with a row width that would reach
+        // into the high half: the high half stays as it was.
+        let mut m = cur.alloc::<u32>(64)?;
+        m.fill(0xDEAD_BEEF)?;
+        let (lo, _hi) = m.as_mut_slice().split_at(32)?;
+        rows.launch(&stream, (1, 1), (16, 8), 0, (lo, 16u32))?;
+        stream.synchronize()?;
+        let out = m.to_vec()?;
+        assert_eq!(out[..32].iter().filter(|v| **v == 0xDEAD_BEEF).count(), 0);
+        assert_eq!(&out[..3], &[0, 1, 2]);
+        assert_eq!(out[16], 1000, "row 1, column 0");
+        assert!(out[32..].iter().all(|v| *v == 0xDEAD_BEEF), "{out:?}");
+
+        // vector_add over the low half, launched with a grid that covers everything.
+        let a = cur.alloc_from(&[1.0f32; 100])?;
+        let b = cur.alloc_from(&[2.0f32; 100])?;
+        let mut c = cur.alloc_from(&[-1.0f32; 100])?;
+        let (c_lo, _c_hi) = c.as_mut_slice().split_at(40)?;
+        add.launch(&stream, 4, 64, 0, (&a, &b, c_lo))?;
+        stream.synchronize()?;
+        let out = c.to_vec()?;
+        assert!(out[..40].iter().all(|v| *v == 3.0));
+        assert!(out[40..].iter().all(|v| *v == -1.0));
+        Ok(())
+    });
+}
+
+#[test]
+fn a_root_binding_is_refused_while_foreign_code_has_a_context_current() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let (ctx, other) = (
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+    );
+    foreign_push(d, other.raw());
+    assert_eq!(
+        ctx.bind(|_| ()).map(|_| ()),
+        Err(CudaError::ContextAlreadyBound)
+    );
+    assert_eq!(foreign_pop(d), other.raw());
+    assert_eq!(ctx.bind(|cur| cur.raw()).unwrap(), ctx.raw());
+    drop((ctx, other));
+    no_leaks();
+}
+
+#[test]
+fn pinned_memory_is_refused_in_a_context_foreign_code_made_current() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let (ctx, other) = (
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+    );
+    ctx.bind(|cur| {
+        foreign_push(d, other.raw());
+        // Memory made now would belong to `other`, and be freed with it while the
+        // token's buffer still pointed at it.
+        let expected = CudaError::ContextMismatch {
+            expected: ctx.raw().0 as usize,
+            found: other.raw().0 as usize,
+        };
+        assert_eq!(
+            cur.alloc_host::<u8>(64, CUmemhostalloc_flags::empty())
+                .map(|_| ()),
+            Err(expected.clone())
+        );
+        let mut v = vec![0u8; 4096];
+        assert_eq!(
+            cur.register_host(&mut v, Default::default()).map(|_| ()),
+            Err(expected)
+        );
+        assert_eq!(foreign_pop(d), other.raw());
+        let h = cur
+            .alloc_host::<u8>(64, CUmemhostalloc_flags::empty())
+            .unwrap();
+        assert_eq!(h.len(), 64);
+    })
+    .unwrap();
+    drop((ctx, other));
+    no_leaks();
+}
+
+#[test]
+fn a_binding_reports_foreign_changes_to_the_context_stack_and_restores_it() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let (ctx, other) = (
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+    );
+    let mismatch = CudaError::ContextMismatch {
+        expected: ctx.raw().0 as usize,
+        found: other.raw().0 as usize,
+    };
+    // Pushed over the binding and left there.
+    let r = ctx.bind(|_| foreign_push(d, other.raw()));
+    assert_eq!(r, Err(mismatch.clone()));
+    assert!(current(d).is_null(), "the stack is restored");
+    // Replaced (cuCtxSetCurrent, as `cudaSetDevice` does).
+    let r = ctx.bind(|_| {
+        // SAFETY: a live context; the binding's end reports the change.
+        check(unsafe { d.table().cuCtxSetCurrent().unwrap()(other.raw()) }).unwrap();
+    });
+    assert_eq!(r, Err(mismatch));
+    assert!(current(d).is_null(), "the stack is restored");
+    assert!(ctx.bind(|_| ()).is_ok());
+    drop((ctx, other));
+    no_leaks();
+}
+
+/// softcuda as a second driver in the process, through `dlopen`.
+fn second_driver() -> &'static Driver {
+    // SAFETY: libsoftcuda.so implements the driver ABI.
+    let options = unsafe { DriverOptions::new().path(libsoftcuda()) };
+    let d: &'static Driver = Box::leak(Box::new(Driver::load(&options).unwrap()));
+    d.init().unwrap();
+    d
+}
+
+#[test]
+fn a_context_of_another_driver_is_refused() {
+    let (d, _g) = soft();
+    let d2 = second_driver();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let foreign = Context::new(&d2.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let foreign_primary = PrimaryContext::retain(&d2.device(1).unwrap()).unwrap();
+    ctx.bind(|cur| {
+        assert_eq!(
+            cur.push(&foreign, |_| ()).map(|_| ()),
+            Err(CudaError::ForeignDriver)
+        );
+        assert_eq!(
+            cur.push_primary(&foreign_primary, |_| ()).map(|_| ()),
+            Err(CudaError::ForeignDriver)
+        );
+        assert_eq!(
+            cur.enable_peer_access(&foreign),
+            Err(CudaError::ForeignDriver)
+        );
+        assert_eq!(
+            cur.disable_peer_access(&foreign),
+            Err(CudaError::ForeignDriver)
+        );
+        // Nor can the other driver's root binding start inside this one: two
+        // drivers' tokens never coexist on a thread.
+        assert_eq!(
+            foreign.bind(|_| ()).map(|_| ()),
+            Err(CudaError::ContextAlreadyBound)
+        );
+        assert_eq!(current(d), cur.raw());
+    })
+    .unwrap();
+    assert!(foreign.bind(|_| ()).is_ok(), "alone, it binds");
+    drop((ctx, foreign, foreign_primary));
+    no_leaks();
+}
+
+#[test]
+fn no_binding_and_no_context_inside_a_host_callback() {
+    let (d, _g) = soft();
+    let dev = d.device(0).unwrap();
+    let ctx = Context::new(&dev, CUctx_flags::empty()).unwrap();
+    let other = Context::new(&dev, CUctx_flags::empty()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        stream.launch_host_fn(move || {
+            // Binding here and synchronising would hang the stream on itself.
+            let bound = other.bind(|cur| cur.synchronize()).map(|_| ());
+            let created = Context::new(&dev, CUctx_flags::empty()).map(|_| ());
+            let retained = PrimaryContext::retain(&dev).map(|_| ());
+            tx.send((bound, created, retained, other)).unwrap();
+        })?;
+        stream.synchronize()
+    })
+    .unwrap()
+    .unwrap();
+    let (bound, created, retained, other) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(bound, Err(CudaError::InHostCallback));
+    assert_eq!(created, Err(CudaError::InHostCallback));
+    assert_eq!(retained, Err(CudaError::InHostCallback));
+    assert!(other.bind(|_| ()).is_ok(), "outside a callback it binds");
+    drop((ctx, other));
+    no_leaks();
+}
+
+#[test]
+fn a_scope_never_returns_while_its_copy_may_still_run_when_another_stream_faults() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let mut host = vec![0x5555_5555u32; 1 << 16];
+    let result = ctx.bind(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(FAULT, &JitOptions::default())?;
+        // SAFETY: not a kept contract — the kernel stores to the address it is given,
+        // here 0, which softcuda never maps: the store faults (a sticky
+        // ILLEGAL_ADDRESS) and writes nothing. That fault is what this test needs.
+        let fault = unsafe { module.function::<(u64,)>("fault")? };
+        let device = cur.alloc_from(&vec![0xAAAA_AAAAu32; 1 << 16])?;
+        let flags = CUstream_flags::CU_STREAM_NON_BLOCKING;
+        let (copying, faulting) = (cur.create_stream(flags)?, cur.create_stream(flags)?);
+        copying.scope(|s| -> Result<(), CudaError> {
+            // The copy waits behind a slow host function on its stream...
+            copying.launch_host_fn(|| std::thread::sleep(Duration::from_millis(300)))?;
+            s.copy_to_host(&mut host, &device)?;
+            // ...while a kernel on another stream faults, poisoning the context.
+            fault.launch(&faulting, 1, 1, 0, (0u64,))?;
+            let e = faulting.synchronize().unwrap_err();
+            assert!(e.is_sticky(), "{e}");
+            Ok(())
+        })?
+    });
+    // The scope reported the sticky error rather than returning before the copy.
+    match result {
+        Ok(Err(e)) | Err(e) => assert!(e.is_sticky(), "{e}"),
+        Ok(Ok(())) => panic!("the scope should report the fault"),
+    }
+    // Whatever the copy did, it did before the scope returned.
+    let snapshot = host.clone();
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(
+        host == snapshot,
+        "host memory changed after the scope returned"
+    );
+    drop(ctx);
+    // A new context works.
+    let fresh = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let v = fresh
+        .bind(|cur| cur.alloc_from(&[1u8, 2, 3])?.to_vec())
+        .unwrap()
+        .unwrap();
+    assert_eq!(v, [1, 2, 3]);
+    drop(fresh);
+    no_leaks();
+}
+
+#[test]
+fn zero_sized_pinned_elements_make_valid_slices() {
+    on_device0(|cur| {
+        let mut h = cur.alloc_host::<[u8; 0]>(5, CUmemhostalloc_flags::empty())?;
+        assert_eq!(h.len(), 5);
+        assert_eq!(h[..].len(), 5);
+        h[4] = [];
+        let none = cur.alloc_host::<u32>(0, CUmemhostalloc_flags::empty())?;
+        assert!(none.is_empty());
+        Ok(())
+    });
+}
+
+#[test]
+fn an_oversized_grid_is_refused_at_launch() {
+    on_device0(|cur| {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: `rows` writes `m` only below its length.
+        let rows = unsafe { module.function::<(Out<u32>, u32)>("rows")? };
+        let mut m = cur.alloc::<u32>(4)?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        for grid in [(1u32 << 31, 1), (1, 65_536)] {
+            assert_eq!(
+                rows.launch(&stream, grid, (1, 1), 0, (&mut m, 1u32)),
+                Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE)),
+                "grid {grid:?}"
+            );
+        }
+        stream.synchronize()
+    });
+}
+
+#[test]
+fn a_context_dropped_inside_a_host_callback_is_leaked_rather_than_hanging() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let doomed = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let raw = doomed.raw();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        stream.launch_host_fn(move || drop(doomed))?;
+        stream.synchronize()
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        softcuda::control::live_counts().contexts,
+        2,
+        "leaked, not destroyed"
+    );
+    // SAFETY: the leaked context, destroyed once, by its only remaining name.
+    check(unsafe { d.table().cuCtxDestroy().unwrap()(raw) }).unwrap();
+    drop(ctx);
+    no_leaks();
+}
+
+#[test]
+fn a_host_callback_after_a_fault_is_dropped_not_leaked() {
+    let (d, _g) = soft();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let owned = std::sync::Arc::new(());
+    let (inside, ran) = (
+        owned.clone(),
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+    let ran2 = ran.clone();
+    let r = ctx.bind(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(FAULT, &JitOptions::default())?;
+        // SAFETY: as in the scope test: a deliberate fault at address 0, which
+        // softcuda never maps.
+        let fault = unsafe { module.function::<(u64,)>("fault")? };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        fault.launch(&stream, 1, 1, 0, (0u64,))?;
+        stream.launch_host_fn(move || {
+            let _keep = inside;
+            ran2.store(true, std::sync::atomic::Ordering::SeqCst);
+        })?;
+        stream.synchronize()
+    });
+    assert!(
+        matches!(r, Ok(Err(ref e)) | Err(ref e) if e.is_sticky()),
+        "{r:?}"
+    );
+    assert!(
+        !ran.load(std::sync::atomic::Ordering::SeqCst),
+        "not run after the fault"
+    );
+    assert_eq!(
+        std::sync::Arc::strong_count(&owned),
+        1,
+        "its captures were dropped"
+    );
+    drop(ctx);
+    no_leaks();
+}
