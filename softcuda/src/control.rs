@@ -20,17 +20,19 @@ pub fn live_counts() -> LiveCounts {
 /// then name destroyed contexts (`CUDA_ERROR_INVALID_CONTEXT`).
 pub fn reset() {
     crate::stream::drain(None);
+    let mut removed = crate::api::memory::Removed::default();
     {
         let mut s = state::state();
         let ids: Vec<u64> = s.contexts.keys().copied().collect();
         for id in ids {
-            crate::api::context::destroy(&mut s, id, false);
+            removed.merge(crate::api::context::destroy(&mut s, id, false));
         }
         for p in s.primaries.iter_mut() {
             *p = state::Primary::default();
         }
         s.initialized = false;
     }
+    removed.finish();
     state::with_stack(Vec::clear);
     clear_faults();
     log_calls(false);

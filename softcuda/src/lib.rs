@@ -19,6 +19,7 @@ mod abi_versions;
 pub mod api;
 pub mod control;
 pub mod device;
+mod devmem;
 pub mod ptx;
 mod result_codes;
 pub mod state;

@@ -227,6 +227,12 @@ pub struct State {
     pub functions: HashMap<u64, FunctionEntry>,
     /// Streams by id.
     pub streams: HashMap<u64, Arc<Stream>>,
+    /// Streams destroyed (by `cuStreamDestroy` or with their context) while work was
+    /// still queued on them: their handles are gone, their workers still run that
+    /// work, and every synchronisation of their context (`cuCtxSynchronize`, the
+    /// legacy stream, the implicit one of the frees: `crate::stream::drain`) waits
+    /// for them. Each is forgotten once its queue is empty.
+    pub retiring: Vec<Arc<Stream>>,
     /// Events by id.
     pub events: HashMap<u64, Arc<Event>>,
     /// Device bytes in use, per device.
@@ -258,6 +264,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         modules: HashMap::new(),
         functions: HashMap::new(),
         streams: HashMap::new(),
+        retiring: Vec::new(),
         events: HashMap::new(),
         next_id: 0,
     })
@@ -291,6 +298,11 @@ pub fn find_alloc(map: &BTreeMap<u64, Alloc>, addr: u64, len: u64) -> Option<(u6
 }
 
 /// What kernels may touch: every live allocation, pinned or registered range.
+///
+/// A kernel checks each access with it and then makes the access without holding the
+/// map's lock: that is sound because the launch holds `crate::devmem::Work` while it
+/// runs and no memory is deallocated or unregistered before every such operation
+/// running at its removal from the map has ended (see `crate::devmem`).
 pub struct KernelMemory;
 
 impl crate::ptx::DeviceMemory for KernelMemory {
@@ -453,7 +465,8 @@ pub fn config() -> Config {
 pub struct LiveCounts {
     /// Contexts (primary ones while retained, and created ones).
     pub contexts: usize,
-    /// Streams.
+    /// Streams not destroyed. A stream destroyed while its work still runs counts
+    /// as gone: its handle is, even while its worker finishes that work.
     pub streams: usize,
     /// Events.
     pub events: usize,

@@ -8,9 +8,20 @@
 //! "asynchronous" work on a default stream is complete when the call returns — a
 //! behaviour the driver's contract allows.
 //!
-//! **After a sticky error** (a kernel fault) the context is poisoned, as on the
-//! driver: every worker of the context reads the context's [`Sticky`] cell before it
-//! starts each queued item and, once it is set, starts no further operation — no
+//! **Failures of running work are sticky**: an operation that fails while it runs
+//! (a kernel fault, a kernel out of stack, ...) poisons its context with the sticky
+//! code the driver would report ([`sticky_code`]); errors that can be detected when
+//! work is queued are returned by the call that queues it, which then queues
+//! nothing. A stream keeps no error of its own.
+//!
+//! **Destroyed streams** (`cuStreamDestroy`, or with their context) still finish
+//! their queued work; until then they are "retiring" ([`retire`]) and every
+//! synchronisation of their context — [`drain`], the legacy stream,
+//! `cuCtxSynchronize` — waits for them too.
+//!
+//! **After a sticky error** the context is poisoned, as on the driver: every
+//! worker of the context reads the context's [`Sticky`] cell before it starts each
+//! queued item and, once it is set, starts no further operation — no
 //! copy, memset, kernel or `cuLaunchHostFunc` function; event records pending on the
 //! stream are resolved as failed and waits for events are dropped. A
 //! `cuStreamAddCallback` callback is still called, once, with the error (the
@@ -62,8 +73,6 @@ struct Queue {
     /// Items finished or discarded. `completed < submitted` exactly while the worker
     /// holds an item or has items queued.
     completed: u64,
-    /// The first error an operation of the stream met.
-    error: Option<CUresult>,
     closing: bool,
 }
 
@@ -107,7 +116,6 @@ impl Stream {
                 jobs: VecDeque::new(),
                 submitted: 0,
                 completed: 0,
-                error: None,
                 closing: false,
             }),
             cv: Condvar::new(),
@@ -144,11 +152,9 @@ impl Stream {
                     q = self.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
                 }
             };
-            let result = perform(&self.sticky, item, poisoned);
+            // An operation that fails has poisoned the context (see `run_job`).
+            let _ = perform(&self.sticky, item, poisoned);
             let mut q = lock(&self.queue);
-            if let Err(e) = result {
-                q.error.get_or_insert(e);
-            }
             q.completed += 1;
             self.cv.notify_all();
         }
@@ -162,10 +168,11 @@ impl Stream {
         self.cv.notify_all();
     }
 
-    /// Waits for the work submitted so far; the first error any of it met. Once the
-    /// context is poisoned: waits until the worker has finished the item it runs and
-    /// discarded the rest, then returns the sticky error. On the stream's own worker
-    /// (a host function calling the driver) it returns at once.
+    /// Waits for the work submitted so far. Work that fails poisons the context, so
+    /// the only error is the context's sticky one: once it is set, this waits until
+    /// the worker has finished the item it runs and discarded the rest, then returns
+    /// it. On the stream's own worker (a host function calling the driver) it returns
+    /// at once.
     pub fn synchronize(&self) -> R {
         let own = self.on_own_worker();
         let mut q = lock(&self.queue);
@@ -174,7 +181,7 @@ impl Stream {
             match self.sticky.get() {
                 Some(e) if own || q.completed == q.submitted => return Err(e),
                 Some(_) => {}
-                None if own || q.completed >= target => return q.error.map_or(Ok(()), Err),
+                None if own || q.completed >= target => return Ok(()),
                 None => {}
             }
             q = self.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
@@ -182,19 +189,21 @@ impl Stream {
     }
 
     /// `NOT_READY` while work is pending (after a sticky error: until the worker has
-    /// stopped), then the stream's error or the sticky error.
+    /// stopped), then success or the sticky error.
     pub fn query(&self) -> R {
-        let q = lock(&self.queue);
-        let busy = q.completed < q.submitted;
+        let busy = self.busy();
         match self.sticky.get() {
             Some(_) if busy => Err(code::NOT_READY),
             Some(e) => Err(e),
-            None => match q.error {
-                Some(e) => Err(e),
-                None if busy => Err(code::NOT_READY),
-                None => Ok(()),
-            },
+            None if busy => Err(code::NOT_READY),
+            None => Ok(()),
         }
+    }
+
+    /// Whether the worker holds an item or has items queued.
+    pub fn busy(&self) -> bool {
+        let q = lock(&self.queue);
+        q.completed < q.submitted
     }
 
     /// Lets the worker finish (or, in a poisoned context, discard) the queued work
@@ -232,21 +241,46 @@ fn perform(sticky: &Sticky, item: Work, poisoned: Option<CUresult>) -> R {
     }
 }
 
-/// Waits for all queued work of context `ctx` (or of every context), ignoring its
-/// errors: what frees memory or modules first lets the work that may use them finish,
-/// as the driver's implicit synchronisation does (in a poisoned context: until the
-/// workers have stopped). Takes the state lock only to list the streams, never while
-/// waiting.
-pub fn drain(ctx: Option<u64>) {
-    let streams: Vec<Arc<Stream>> = state::state()
-        .streams
+/// The streams of context `ctx` (of every context if `None`; only the blocking ones
+/// if `blocking_only`): the live ones and those destroyed with work left (see
+/// [`State::retiring`](crate::state::State::retiring)), which this forgets once idle.
+fn streams_in(s: &mut state::State, ctx: Option<u64>, blocking_only: bool) -> Vec<Arc<Stream>> {
+    s.retiring.retain(|st| st.busy());
+    s.streams
         .values()
-        .filter(|s| ctx.is_none_or(|c| s.ctx == c))
+        .chain(s.retiring.iter())
+        .filter(|st| ctx.is_none_or(|c| st.ctx == c))
+        .filter(|st| !blocking_only || st.flags & NON_BLOCKING == 0)
         .cloned()
-        .collect();
+        .collect()
+}
+
+/// Closes a stream that is being destroyed (by `cuStreamDestroy` or with its
+/// context): its worker still runs (or, in a poisoned context, discards) what is
+/// queued, and until it is done every synchronisation that covers the stream's
+/// context waits for it.
+pub fn retire(s: &mut state::State, stream: Arc<Stream>) {
+    stream.close();
+    s.retiring.retain(|st| st.busy());
+    if stream.busy() {
+        s.retiring.push(stream);
+    }
+}
+
+/// Waits for all queued work of context `ctx` (or of every context), ignoring its
+/// errors, and then for every operation on device memory running anywhere (work on a
+/// default stream runs on the calling thread, so it may be another thread's): what
+/// frees memory or modules first lets the work that may use them finish, as the
+/// driver's implicit synchronisation does (in a poisoned context: until the workers
+/// have stopped). Streams destroyed with work left are waited for too. Takes the
+/// state lock only to list the streams, never while waiting. (Soundness does not
+/// rest on this wait: see `crate::devmem`.)
+pub fn drain(ctx: Option<u64>) {
+    let streams = streams_in(&mut state::state(), ctx, false);
     for s in streams {
         let _ = s.synchronize();
     }
+    crate::devmem::quiesce();
 }
 
 /// [`drain`] for the calling thread's current context, if any.
@@ -256,43 +290,56 @@ pub fn drain_current() {
     }
 }
 
-/// Synchronises every stream in `streams` (all of them, even after an error); the
-/// first error.
-pub fn synchronize_all(streams: &[Arc<Stream>]) -> R {
-    let mut first = Ok(());
+/// Synchronises every stream in `streams` (all of them, even after an error), then
+/// reports the context's sticky error (`sticky`), if any. Since every failure of
+/// running work poisons the context, that is the only error a stream can have; the
+/// streams' own answers are not used, as a stream destroyed by a reset of the
+/// context still carries the error of the context as it was before.
+pub fn synchronize_all(streams: &[Arc<Stream>], sticky: &Sticky) -> R {
     for s in streams {
-        if let Err(e) = s.synchronize() {
-            first = first.and(Err(e));
-        }
+        let _ = s.synchronize();
     }
-    first
+    sticky.get().map_or(Ok(()), Err)
 }
 
-/// The streams of context `ctx` (only the blocking ones if `blocking_only`).
+/// The streams of context `ctx` (only the blocking ones if `blocking_only`),
+/// destroyed ones with work left included.
 pub fn streams_of(ctx: u64, blocking_only: bool) -> Vec<Arc<Stream>> {
-    state::state()
-        .streams
-        .values()
-        .filter(|s| s.ctx == ctx && (!blocking_only || s.flags & NON_BLOCKING == 0))
-        .cloned()
-        .collect()
+    streams_in(&mut state::state(), Some(ctx), blocking_only)
 }
 
-/// Runs a job, catching panics; a sticky failure poisons the context.
+/// Runs a job, catching panics. A job that fails poisons the context: on the
+/// driver, whatever goes wrong while queued work runs is reported later, by a
+/// synchronisation, as a sticky error; what can be refused is refused by the call
+/// that queues the work, which then queues nothing. The error becomes the sticky
+/// code the driver would give ([`sticky_code`]), which is returned.
 fn run_job(sticky: &Sticky, job: Job) -> R {
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or(Err(code::UNKNOWN));
-    if let Err(e) = result
-        && is_sticky(e)
-    {
+    result.map_err(|e| {
+        let e = sticky_code(e);
         sticky.set(e);
-    }
-    result
+        sticky.get().unwrap_or(e)
+    })
 }
 
-/// Errors that leave the context unusable, as on the driver.
+/// The sticky error a failure of running work is reported as: sticky codes stay;
+/// running out of stack or call depth is `CUDA_ERROR_HARDWARE_STACK_ERROR`;
+/// anything else (a panic inside softcuda included) is `CUDA_ERROR_LAUNCH_FAILED`.
+pub fn sticky_code(e: CUresult) -> CUresult {
+    match e {
+        e if is_sticky(e) => e,
+        code::LAUNCH_OUT_OF_RESOURCES => code::HARDWARE_STACK_ERROR,
+        _ => code::LAUNCH_FAILED,
+    }
+}
+
+/// Errors that leave the context unusable, as on the driver: illegal address (700),
+/// launch timeout (702), assert (710), hardware stack error (714), illegal
+/// instruction (715), misaligned address (716), invalid address space (717),
+/// invalid PC (718), launch failed (719).
 pub fn is_sticky(e: CUresult) -> bool {
-    matches!(e, 700 | 702 | 714..=719)
+    matches!(e, 700 | 702 | 710 | 714..=719)
 }
 
 fn is_legacy(stream: CUstream) -> bool {
@@ -333,7 +380,7 @@ pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     if is_legacy(stream) || v == CU_STREAM_PER_THREAD {
         let sticky = state::sticky_of(&state::state(), ctx)?;
         if is_legacy(stream) {
-            synchronize_all(&streams_of(ctx, true))?;
+            synchronize_all(&streams_of(ctx, true), &sticky)?;
         }
         return Ok(Target::Inline(sticky));
     }
@@ -356,7 +403,7 @@ pub fn submit(ctx: u64, stream: CUstream, job: Job) -> R {
 pub fn synchronize_default(ctx: u64, stream: CUstream) -> R {
     let sticky = state::sticky_of(&state::state(), ctx)?;
     if is_legacy(stream) {
-        synchronize_all(&streams_of(ctx, true))?;
+        synchronize_all(&streams_of(ctx, true), &sticky)?;
     }
     sticky.get().map_or(Ok(()), Err)
 }

@@ -46,8 +46,10 @@ pub mod code {
     pub const PEER_ACCESS_NOT_ENABLED: CUresult = 705;
     pub const PRIMARY_CONTEXT_ACTIVE: CUresult = 708;
     pub const CONTEXT_IS_DESTROYED: CUresult = 709;
+    pub const ASSERT: CUresult = 710;
     pub const HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
     pub const HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
+    pub const HARDWARE_STACK_ERROR: CUresult = 714;
     pub const ILLEGAL_INSTRUCTION: CUresult = 715;
     pub const MISALIGNED_ADDRESS: CUresult = 716;
     pub const LAUNCH_FAILED: CUresult = 719;

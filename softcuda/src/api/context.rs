@@ -2,7 +2,7 @@
 
 use super::out;
 use crate::api::device::device;
-use crate::api::memory::free_all_of;
+use crate::api::memory::{Removed, free_all_of};
 use crate::state::{self, Context, Kind, R, State};
 use crate::types::{CUcontext, CUdevice, CUresult, code};
 use core::ffi::{c_int, c_uint};
@@ -45,8 +45,11 @@ fn default_limits() -> HashMap<u32, usize> {
     .collect()
 }
 
-/// Releases everything `ctx` owns, then (unless `keep`) the context itself.
-pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) {
+/// Releases everything `ctx` owns, then (unless `keep`) the context itself. Its
+/// memory leaves the map now and is deallocated by the caller with
+/// [`Removed::finish`], once the state lock is released.
+#[must_use = "the context's memory is deallocated by `finish`"]
+pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
     let streams: Vec<u64> = s
         .streams
         .iter()
@@ -55,13 +58,13 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) {
         .collect();
     for id in streams {
         if let Some(st) = s.streams.remove(&id) {
-            st.close();
+            crate::stream::retire(s, st);
         }
     }
     s.events.retain(|_, e| e.ctx != ctx);
     s.functions.retain(|_, f| f.ctx != ctx);
     s.modules.retain(|_, m| m.ctx != ctx);
-    free_all_of(s, ctx);
+    let removed = free_all_of(s, ctx);
     if keep {
         if let Some(c) = s.contexts.get_mut(&ctx) {
             c.sticky = Arc::default(); // old streams keep the old, poisoned one
@@ -75,6 +78,7 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) {
             c.peers.retain(|p| *p != ctx);
         }
     }
+    removed
 }
 
 fn ctx_id(h: CUcontext) -> R<u64> {
@@ -122,8 +126,10 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxRelease_v2(dev: CUdevice) -> CUresult
         let id = p.ctx.filter(|_| p.refs > 0).ok_or(code::INVALID_CONTEXT)?;
         s.primaries[d].refs -= 1;
         if s.primaries[d].refs == 0 {
-            destroy(&mut s, id, false);
+            let removed = destroy(&mut s, id, false);
             s.primaries[d].ctx = None;
+            drop(s);
+            removed.finish();
         }
         Ok(())
     })
@@ -178,10 +184,13 @@ pub unsafe extern "C" fn cuDevicePrimaryCtxReset_v2(dev: CUdevice) -> CUresult {
         }
         let mut s = state::state();
         let d = device(&s, dev)?;
-        if let Some(id) = s.primaries[d].ctx {
-            destroy(&mut s, id, true);
-        }
+        let removed = match s.primaries[d].ctx {
+            Some(id) => destroy(&mut s, id, true),
+            None => Removed::default(),
+        };
         s.primaries[d].flags = 0;
+        drop(s);
+        removed.finish();
         Ok(())
     })
 }
@@ -217,8 +226,10 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
         if s.context(id)?.primary {
             return Err(code::INVALID_CONTEXT);
         }
-        destroy(&mut s, id, false);
+        let removed = destroy(&mut s, id, false);
+        drop(s);
         state::with_stack(|st| st.retain(|c| *c != id));
+        removed.finish();
         Ok(())
     })
 }
@@ -338,10 +349,14 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
     api!("cuCtxSynchronize", {
-        let id = state::current_live(&state::state())?;
-        let r = crate::stream::synchronize_all(&crate::stream::streams_of(id, false));
+        let (id, sticky) = {
+            let s = state::state();
+            let id = state::current_live(&s)?;
+            (id, state::sticky_of(&s, id)?)
+        };
+        crate::stream::synchronize_all(&crate::stream::streams_of(id, false), &sticky)?;
         state::current_ctx(&state::state())?;
-        r
+        Ok(())
     })
 }
 

@@ -3,6 +3,7 @@
 //! synchronous and stream-ordered, pointer attributes and IPC handles.
 
 use super::out;
+use crate::devmem::{self, Span};
 use crate::state::{self, Alloc, AllocKind, Kind, R, State};
 use crate::stream;
 use crate::types::*;
@@ -64,9 +65,46 @@ fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
     Ok(p as u64)
 }
 
-/// Removes the allocation at `base` (which must be of a kind `accept` admits) and
-/// frees it if softcuda owns it.
-fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R {
+/// Memory taken out of the map, not yet deallocated: see [`Removed::finish`].
+#[must_use = "removed memory is deallocated by `finish`"]
+#[derive(Default)]
+pub(crate) struct Removed {
+    /// Whether anything was removed (registered ranges have nothing to deallocate).
+    any: bool,
+    /// Allocations softcuda owns: base and size.
+    owned: Vec<(u64, u64)>,
+}
+
+impl Removed {
+    /// Adds `other`'s memory to this.
+    pub(crate) fn merge(&mut self, other: Removed) {
+        self.any |= other.any;
+        self.owned.extend(other.owned);
+    }
+
+    /// Waits until no operation that may have checked the memory before it left the
+    /// map still runs (`devmem::quiesce`), then deallocates what softcuda owns. Call
+    /// it without holding the state or memory-map lock. Only then may a registered
+    /// range go back to its owner, or a pinned or device allocation be reused.
+    pub(crate) fn finish(self) {
+        if !self.any {
+            return;
+        }
+        devmem::quiesce();
+        for (base, size) in self.owned {
+            if let Ok(l) = layout(size) {
+                // SAFETY: `base` came from `alloc_zeroed` with this layout and left the
+                // map once (so it is deallocated once); every operation that could
+                // still touch it has ended (above), and no later one can find it.
+                unsafe { std::alloc::dealloc(base as *mut u8, l) };
+            }
+        }
+    }
+}
+
+/// Removes the allocation at `base` (which must be of a kind `accept` admits) from the
+/// map and the accounting. The memory itself goes with [`Removed::finish`].
+fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R<Removed> {
     let mut map = state::memory_mut();
     let a = *map
         .get(&base)
@@ -77,28 +115,34 @@ fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R {
     if a.kind == AllocKind::Device {
         s.used[a.device] = s.used[a.device].saturating_sub(a.size);
     }
+    let mut removed = Removed {
+        any: true,
+        owned: Vec::new(),
+    };
     if !matches!(a.kind, AllocKind::Registered(_)) {
         state::ALLOCATED.fetch_sub(
             a.size.min(state::ALLOCATED.load(Ordering::Relaxed)),
             Ordering::Relaxed,
         );
-        // SAFETY: `base` came from `alloc_zeroed` with this layout and is removed from
-        // the map, so it is freed once.
-        unsafe { std::alloc::dealloc(base as *mut u8, layout(a.size)?) };
+        removed.owned.push((base, a.size));
     }
-    Ok(())
+    Ok(removed)
 }
 
-/// Frees everything context `ctx` owns (at context destruction).
-pub(crate) fn free_all_of(s: &mut State, ctx: u64) {
+/// Removes everything context `ctx` owns (at context destruction).
+pub(crate) fn free_all_of(s: &mut State, ctx: u64) -> Removed {
     let bases: Vec<u64> = state::memory()
         .iter()
         .filter(|(_, a)| a.ctx == ctx)
         .map(|(b, _)| *b)
         .collect();
+    let mut removed = Removed::default();
     for b in bases {
-        let _ = release(s, b, |_| true);
+        if let Ok(r) = release(s, b, |_| true) {
+            removed.merge(r);
+        }
     }
+    removed
 }
 
 /// Allocates device memory for a module variable of context `ctx`.
@@ -106,19 +150,20 @@ pub(crate) fn allocate_global(s: &mut State, ctx: u64, size: u64) -> R<u64> {
     allocate(s, ctx, size.max(1), AllocKind::Device)
 }
 
-/// Frees a module variable.
-pub(crate) fn free_global(s: &mut State, base: u64) {
-    let _ = release(s, base, |k| *k == AllocKind::Device);
+/// Removes a module variable (deallocated by [`Removed::finish`]).
+pub(crate) fn free_global(s: &mut State, base: u64) -> Removed {
+    release(s, base, |k| *k == AllocKind::Device).unwrap_or_default()
 }
 
-/// Checks that `[addr, addr + len)` is memory the device can reach.
-fn device_range(addr: u64, len: usize) -> R {
-    if len == 0 {
-        return Ok(());
+/// Checks one side of a copy or memset: `Some` if it lies in mapped memory (device,
+/// pinned or registered), `None` for plain host memory; `INVALID_VALUE` if it
+/// straddles mapped memory, or if `device` and it is not mapped.
+fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>> {
+    let span = devmem::classify(&state::memory(), addr, len as u64)?;
+    if device && span.is_none() {
+        return Err(code::INVALID_VALUE);
     }
-    state::find_alloc(&state::memory(), addr, len as u64)
-        .map(|_| ())
-        .ok_or(code::INVALID_VALUE)
+    Ok(span)
 }
 
 /// A pointer that may cross to a stream's worker: the caller keeps the memory valid
@@ -128,18 +173,9 @@ struct P(*mut u8);
 // SAFETY: see the type's doc: the pointee's lifetime is the caller's promise.
 unsafe impl Send for P {}
 
-fn copy_job(dst: P, src: P, n: usize) -> stream::Job {
-    Box::new(move || {
-        let (dst, src) = (dst, src); // move the Send wrappers, not their fields
-        // SAFETY: both ranges were validated (device side) or are the caller's (host
-        // side), and stay valid until the copy completes (the driver's contract);
-        // `copy` allows overlap.
-        unsafe { core::ptr::copy(src.0, dst.0, n) };
-        Ok(())
-    })
-}
-
-/// Copies `n` bytes on `stream` (default stream: now) after checking device sides.
+/// Copies `n` bytes on `stream` (default stream: now). The sides are checked now
+/// (device sides must be device-accessible memory; any side that is mapped memory is
+/// then accessed atomically, see `crate::devmem`) and again when the copy runs.
 fn copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize, stream_h: CUstream) -> R {
     let ctx = state::current_ctx(&state::state())?;
     if n == 0 {
@@ -148,16 +184,22 @@ fn copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize, stream_h: CU
     if dst == 0 || src == 0 {
         return Err(code::INVALID_VALUE);
     }
-    if dst_dev {
-        device_range(dst, n)?;
-    }
-    if src_dev {
-        device_range(src, n)?;
-    }
+    let ds = check_side(dst, n, dst_dev)?;
+    let ss = check_side(src, n, src_dev)?;
+    let (d, s) = (P(dst as *mut u8), P(src as *mut u8));
     stream::submit(
         ctx,
         stream_h,
-        copy_job(P(dst as *mut u8), P(src as *mut u8), n),
+        Box::new(move || {
+            let (d, s) = (d, s); // move the Send wrappers, not their fields
+            let _work = devmem::work();
+            devmem::recheck(&[ds, ss])?;
+            // SAFETY: mapped sides are alive and stay so while `_work` is held
+            // (`crate::devmem`); host sides are the caller's, valid until the copy
+            // completes (the driver's contract), and never overlap mapped ones.
+            unsafe { devmem::copy(d.0, ds.is_some(), s.0, ss.is_some(), n) };
+            Ok(())
+        }),
     )
 }
 
@@ -197,7 +239,10 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
         {
             return Err(code::INVALID_VALUE);
         }
-        let p = width.div_ceil(512) * 512;
+        let p = width
+            .div_ceil(512)
+            .checked_mul(512)
+            .ok_or(code::INVALID_VALUE)?;
         let bytes = p.checked_mul(height).ok_or(code::INVALID_VALUE)?;
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
@@ -214,7 +259,10 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
         stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
-        release(&mut s, ptr, |k| *k == AllocKind::Device)
+        let removed = release(&mut s, ptr, |k| *k == AllocKind::Device)?;
+        drop(s);
+        removed.finish();
+        Ok(())
     })
 }
 
@@ -283,7 +331,10 @@ pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
         stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
-        release(&mut s, p as u64, |k| matches!(k, AllocKind::PinnedHost(_)))
+        let removed = release(&mut s, p as u64, |k| matches!(k, AllocKind::PinnedHost(_)))?;
+        drop(s);
+        removed.finish();
+        Ok(())
     })
 }
 
@@ -335,11 +386,12 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
         let ctx = state::current_ctx(&s)?;
         let device = s.context(ctx)?.device;
         let mut map = state::memory_mut();
-        let (start, end) = (p as u64, p as u64 + size as u64);
+        let start = p as u64;
+        let end = start.checked_add(size as u64).ok_or(code::INVALID_VALUE)?;
         if map
             .range(..end)
             .next_back()
-            .is_some_and(|(b, a)| b + a.size > start)
+            .is_some_and(|(b, a)| b.saturating_add(a.size.max(1)) > start)
         {
             return Err(code::HOST_MEMORY_ALREADY_REGISTERED);
         }
@@ -365,8 +417,11 @@ pub unsafe extern "C" fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
         stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
-        release(&mut s, p as u64, |k| matches!(k, AllocKind::Registered(_)))
-            .map_err(|_| code::HOST_MEMORY_NOT_REGISTERED)
+        let removed = release(&mut s, p as u64, |k| matches!(k, AllocKind::Registered(_)))
+            .map_err(|_| code::HOST_MEMORY_NOT_REGISTERED)?;
+        drop(s);
+        removed.finish(); // the range goes back to its owner only once unused
+        Ok(())
     })
 }
 
@@ -404,6 +459,8 @@ copies! {
 }
 
 /// Fills `width` elements of `elem` bytes in each of `height` rows `pitch` apart.
+/// The whole span is checked now and again when the fill runs; the stores are
+/// atomic (see `crate::devmem`).
 fn set(
     dst: u64,
     pitch: usize,
@@ -417,33 +474,34 @@ fn set(
     if width == 0 || height == 0 {
         return Ok(());
     }
-    if !dst.is_multiple_of(elem as u64) || (height > 1 && pitch < width * elem) {
+    let row = width.checked_mul(elem).ok_or(code::INVALID_VALUE)?;
+    if !dst.is_multiple_of(elem as u64) || (height > 1 && pitch < row) {
         return Err(code::INVALID_VALUE);
     }
     let span = pitch
         .checked_mul(height - 1)
-        .and_then(|r| r.checked_add(width * elem))
+        .and_then(|r| r.checked_add(row))
         .ok_or(code::INVALID_VALUE)?;
-    device_range(dst, span)?;
+    let ds = check_side(dst, span, true)?;
+    // One element as it lies in memory.
+    let mut unit = [0u8; 4];
+    match elem {
+        1 => unit[0] = value as u8,
+        2 => unit[..2].copy_from_slice(&(value as u16).to_ne_bytes()),
+        _ => unit = value.to_ne_bytes(),
+    }
     let d = P(dst as *mut u8);
     stream::submit(
         ctx,
         stream_h,
         Box::new(move || {
             let d = d; // move the Send wrapper, not its field
-            for row in 0..height {
-                // SAFETY: the whole span was validated as device memory.
-                let base = unsafe { d.0.add(row * pitch) };
-                for i in 0..width {
-                    // SAFETY: inside the validated span; aligned to `elem` (checked).
-                    unsafe {
-                        match elem {
-                            1 => *base.add(i) = value as u8,
-                            2 => *base.add(2 * i).cast::<u16>() = value as u16,
-                            _ => *base.add(4 * i).cast::<u32>() = value,
-                        }
-                    }
-                }
+            let _work = devmem::work();
+            devmem::recheck(&[ds])?;
+            for r in 0..height {
+                // SAFETY: every row lies inside the checked span, alive while `_work`
+                // is held (`crate::devmem`).
+                unsafe { devmem::fill(d.0.add(r * pitch), &unit[..elem], row) };
             }
             Ok(())
         }),
@@ -526,32 +584,41 @@ fn copy_box(
         span(src_pitch, src_height).ok_or(code::INVALID_VALUE)?,
         span(dst_pitch, dst_height).ok_or(code::INVALID_VALUE)?,
     );
-    if src_dev {
-        device_range(src, ss)?;
+    if src == 0 || dst == 0 {
+        return Err(code::INVALID_VALUE);
     }
-    if dst_dev {
-        device_range(dst, ds)?;
-    }
+    let (src_span, dst_span) = (check_side(src, ss, src_dev)?, check_side(dst, ds, dst_dev)?);
     let (s, d) = (P(src as *mut u8), P(dst as *mut u8));
     stream::submit(
         ctx,
         stream_h,
         Box::new(move || {
             let (s, d) = (s, d); // move the Send wrappers, not their fields
+            let _work = devmem::work();
+            devmem::recheck(&[src_span, dst_span])?;
             for z in 0..depth {
                 for y in 0..height {
-                    // SAFETY: rows lie inside the validated spans (device) or the
-                    // caller's buffers (host), per the C contract.
+                    // SAFETY: rows lie inside the checked spans, alive while `_work` is
+                    // held (mapped sides, `crate::devmem`), or the caller's buffers
+                    // (host sides, per the C contract; they never overlap mapped ones).
                     unsafe {
                         let from = s.0.add((z * src_height + y) * src_pitch);
                         let to = d.0.add((z * dst_height + y) * dst_pitch);
-                        core::ptr::copy(from, to, width);
+                        devmem::copy(to, dst_span.is_some(), from, src_span.is_some(), width);
                     }
                 }
             }
             Ok(())
         }),
     )
+}
+
+/// `base + (y * pitch + x)`, or `INVALID_VALUE` if it overflows.
+fn offset(base: u64, x: usize, y: usize, pitch: usize) -> R<u64> {
+    y.checked_mul(pitch)
+        .and_then(|o| o.checked_add(x))
+        .and_then(|o| base.checked_add(o as u64))
+        .ok_or(code::INVALID_VALUE)
 }
 
 fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
@@ -562,8 +629,8 @@ fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
     let c = unsafe { *p };
     let (src, sd) = side(c.srcMemoryType, c.srcHost, c.srcDevice)?;
     let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
-    let src = src + (c.srcY * c.srcPitch.max(c.WidthInBytes) + c.srcXInBytes) as u64;
-    let dst = dst + (c.dstY * c.dstPitch.max(c.WidthInBytes) + c.dstXInBytes) as u64;
+    let src = offset(src, c.srcXInBytes, c.srcY, c.srcPitch.max(c.WidthInBytes))?;
+    let dst = offset(dst, c.dstXInBytes, c.dstY, c.dstPitch.max(c.WidthInBytes))?;
     copy_box(
         (src, sd, c.srcPitch, c.Height),
         (dst, dd, c.dstPitch, c.Height),
@@ -588,8 +655,19 @@ fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
     let sp = c.srcPitch.max(c.WidthInBytes);
     let dp = c.dstPitch.max(c.WidthInBytes);
     let (sh, dh) = (c.srcHeight.max(c.Height), c.dstHeight.max(c.Height));
-    let src = src + ((c.srcZ * sh + c.srcY) * sp + c.srcXInBytes) as u64;
-    let dst = dst + ((c.dstZ * dh + c.dstY) * dp + c.dstXInBytes) as u64;
+    let row = |z: usize, h: usize, y: usize| z.checked_mul(h)?.checked_add(y);
+    let src = offset(
+        src,
+        c.srcXInBytes,
+        row(c.srcZ, sh, c.srcY).ok_or(code::INVALID_VALUE)?,
+        sp,
+    )?;
+    let dst = offset(
+        dst,
+        c.dstXInBytes,
+        row(c.dstZ, dh, c.dstY).ok_or(code::INVALID_VALUE)?,
+        dp,
+    )?;
     copy_box(
         (src, sd, sp, sh),
         (dst, dd, dp, dh),

@@ -6,8 +6,9 @@
 //! shared memory (with 1 KiB reserved per block) and the architecture's block limit.
 
 use super::out;
-use crate::api::memory::{allocate_global, free_global};
+use crate::api::memory::{Removed, allocate_global, free_global};
 use crate::device::Profile;
+use crate::devmem;
 use crate::ptx::{self, LaunchConfig, LaunchError};
 use crate::state::{self, FunctionEntry, Kind, ModuleEntry, R, State};
 use crate::stream;
@@ -213,14 +214,20 @@ fn load(
         match allocate_global(&mut s, ctx, g.size) {
             Ok(a) => {
                 let n = g.init.len().min(g.size as usize);
-                // SAFETY: `a` is a fresh allocation of at least `g.size` bytes.
-                unsafe { core::ptr::copy_nonoverlapping(g.init.as_ptr(), a as *mut u8, n) };
+                // SAFETY: `a` is a fresh allocation of at least `g.size` bytes, which
+                // cannot be freed meanwhile (that takes the state lock, held here).
+                // It is in the memory map already, so a kernel could reach it: the
+                // stores are atomic (`crate::devmem`).
+                unsafe { devmem::store(a as *mut u8, g.init.as_ptr(), n) };
                 addrs.push(a);
             }
             Err(e) => {
+                let mut removed = Removed::default();
                 for a in addrs {
-                    free_global(&mut s, a);
+                    removed.merge(free_global(&mut s, a));
                 }
+                drop(s);
+                removed.finish();
                 return Err(e);
             }
         }
@@ -305,9 +312,12 @@ pub unsafe extern "C" fn cuModuleUnload(hmod: CUmodule) -> CUresult {
         state::require_init(&s)?;
         let m = s.modules.remove(&id).ok_or(code::INVALID_HANDLE)?;
         s.functions.retain(|_, f| f.module != id);
+        let mut removed = Removed::default();
         for &a in m.global_addrs.iter() {
-            free_global(&mut s, a);
+            removed.merge(free_global(&mut s, a));
         }
+        drop(s);
+        removed.finish();
         Ok(())
     })
 }
@@ -609,7 +619,10 @@ fn pack_params(k: &ptx::Kernel, params: *mut *mut c_void, extra: *mut *mut c_voi
 /// `MAX_BLOCK_DIM_X/Y/Z`, the block within `MAX_THREADS_PER_BLOCK` and the kernel's
 /// own limit (`.maxntid`, `.reqntid`), and the shared memory (static + dynamic)
 /// within what the function may use (48 KiB, or what it opted in to, at most the
-/// device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`). `CUDA_ERROR_INVALID_VALUE` otherwise.
+/// device's `MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`). `CUDA_ERROR_INVALID_VALUE` otherwise;
+/// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` for a kernel whose deepest chain of frames
+/// known before the launch (recursion aside) needs more than 512 KiB of local memory
+/// per thread. Either is non-sticky, and nothing is queued.
 fn check_launch(dev: &Profile, f: &FunctionEntry, cfg: &LaunchConfig) -> R {
     let limit = |attr: u32| {
         dev.attribute(attr)
@@ -634,6 +647,11 @@ fn check_launch(dev: &Profile, f: &FunctionEntry, cfg: &LaunchConfig) -> R {
     let shared = u64::from(cfg.dynamic_shared_bytes) + u64::from(k.static_shared_bytes);
     if shared > u64::from(f.max_dynamic_shared) || shared > limit(97) {
         return Err(code::INVALID_VALUE);
+    }
+    if k.local_bytes as usize > ptx::MAX_STACK {
+        // More local memory per thread than the device has: what the driver
+        // refuses at the launch as "too many resources requested".
+        return Err(code::LAUNCH_OUT_OF_RESOURCES);
     }
     ptx::check_launch(k, cfg).map_err(|_| code::INVALID_VALUE)
 }
@@ -677,6 +695,9 @@ pub unsafe extern "C" fn cuLaunchKernel(
             stream_h,
             Box::new(move || {
                 let k = &f.ptx.kernels()[f.kernel];
+                // Held while the kernel runs: the memory it checks stays allocated
+                // until it ends (`crate::devmem`, `state::KernelMemory`).
+                let _work = devmem::work();
                 ptx::launch(
                     &f.ptx,
                     k,
@@ -691,21 +712,29 @@ pub unsafe extern "C" fn cuLaunchKernel(
     })
 }
 
-/// Resident blocks per SM for `block` threads and `dynamic` bytes of shared memory.
-fn blocks_per_sm(dev: &Profile, k: &ptx::Kernel, block: u32, dynamic: u32) -> u32 {
+/// Resident blocks per SM for `block` threads and `dynamic` bytes of shared memory
+/// (a `size_t`: any value). A block that needs more shared memory (static plus
+/// dynamic) than a block can have on the device
+/// (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) fits 0 times, as on the driver. Wide
+/// arithmetic throughout: no input overflows.
+fn blocks_per_sm(dev: &Profile, k: &ptx::Kernel, block: u32, dynamic: u64) -> u32 {
     if block == 0 {
         return 0;
     }
-    let warps = block.div_ceil(32);
-    let by_threads = dev.threads_per_sm() / (warps * 32);
-    let regs_per_warp = (k.num_regs.max(1) * 32).div_ceil(256) * 256;
+    let warps = u64::from(block.div_ceil(32));
+    let by_threads = u64::from(dev.threads_per_sm()) / (warps * 32);
+    let regs_per_warp = (u64::from(k.num_regs.max(1)) * 32).div_ceil(256) * 256;
     let by_regs = 65_536 / (regs_per_warp * warps).max(1);
-    let shared = k.static_shared_bytes + dynamic + RESERVED_SHARED;
-    let by_shared = dev.shared_per_sm() / shared;
-    dev.blocks_per_sm()
+    let shared = u64::from(k.static_shared_bytes).saturating_add(dynamic);
+    if shared > u64::from(dev.shared_per_block_optin()) {
+        return 0;
+    }
+    let by_shared = u64::from(dev.shared_per_sm()) / (shared + u64::from(RESERVED_SHARED));
+    let n = u64::from(dev.blocks_per_sm())
         .min(by_threads)
         .min(by_regs)
-        .min(by_shared)
+        .min(by_shared);
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn occupancy_inputs(s: &State, hfunc: CUfunction) -> R<(FunctionEntry, Profile)> {
@@ -723,7 +752,7 @@ fn max_active(n: *mut c_int, hfunc: CUfunction, block: c_int, dynamic: usize) ->
     if block > k.max_threads_per_block.unwrap_or(1024).min(1024) {
         return Err(code::INVALID_VALUE);
     }
-    out(n, blocks_per_sm(&dev, k, block, dynamic as u32) as c_int)
+    out(n, blocks_per_sm(&dev, k, block, dynamic as u64) as c_int)
 }
 
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
@@ -777,14 +806,17 @@ fn potential(
     while block > 0 {
         // SAFETY: the caller's callback, as the C contract says.
         let dynamic = b2d.map_or(dynamic, |cb| unsafe { cb(block as c_int) });
-        let blocks = blocks_per_sm(&dev, k, block, dynamic as u32);
+        let blocks = blocks_per_sm(&dev, k, block, dynamic as u64);
         if blocks * block > best_threads {
             (best_block, best_threads, best_blocks) = (block, blocks * block, blocks);
         }
         block = block.saturating_sub(32);
     }
     out(block_out, best_block as c_int)?;
-    out(min_grid, (best_blocks * dev.sm_count) as c_int)
+    let grid = best_blocks
+        .saturating_mul(dev.sm_count)
+        .min(c_int::MAX as u32);
+    out(min_grid, grid as c_int)
 }
 
 /// `cuOccupancyMaxPotentialBlockSize`: the block size with the most resident threads

@@ -56,8 +56,11 @@ pub unsafe extern "C" fn cuStreamCreateWithPriority(
     })
 }
 
-/// `cuStreamDestroy_v2`: returns at once; queued work still completes (or, in a
-/// poisoned context, is discarded).
+/// `cuStreamDestroy_v2`: returns at once, as on the driver; queued work still
+/// completes (or, in a poisoned context, is discarded), and until it has, the stream
+/// is "retiring": `cuCtxSynchronize`, the legacy stream and the implicit
+/// synchronisation of `cuMemFree` and the other frees wait for it (see
+/// `crate::stream::retire`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
     api!("cuStreamDestroy", {
@@ -65,7 +68,7 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
         let mut s = state::state();
         state::require_init(&s)?;
         let stream = s.streams.remove(&id).ok_or(code::INVALID_HANDLE)?;
-        stream.close();
+        st::retire(&mut s, stream);
         Ok(())
     })
 }

@@ -34,7 +34,7 @@ const PARAM_WIN: u64 = 0xFC00_0000_0000_0000;
 const WIN_MASK: u64 = 0xFF00_0000_0000_0000;
 
 /// Largest per-thread stack (CUDA's limit on local memory per thread).
-const MAX_STACK: usize = 512 * 1024;
+pub const MAX_STACK: usize = 512 * 1024;
 /// Deepest call chain.
 const MAX_CALL_DEPTH: usize = 4096;
 /// Shared memory per block (sm_90's 227 KiB).
@@ -268,6 +268,14 @@ pub fn launch(
 /// the interpreter would refuse is refused at once.
 pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
     check_config(kernel, cfg)?;
+    if kernel.local_bytes as usize > MAX_STACK {
+        // The deepest chain of frames known before the launch (recursion aside)
+        // cannot fit: refused now rather than failing, or allocating, at run time.
+        return Err(LaunchError::OutOfResources(format!(
+            "{} bytes of local memory per thread (at most {MAX_STACK})",
+            kernel.local_bytes
+        )));
+    }
     let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
     if shared > MAX_SHARED {
         return Err(LaunchError::OutOfResources(format!(
@@ -690,7 +698,9 @@ fn wr(s: &mut [u8], off: usize, size: u32, v: u64) {
 
 // SAFETY (the four host-memory functions below): `locate` has checked, through the
 // driver's `DeviceMemory`, that [addr, addr+size) is accessible memory that stays
-// allocated for the launch, and that `addr` is aligned to `size` (1, 2, 4 or 8), the
+// allocated until the launch ends (the trait's contract: softcuda's driver makes
+// every free wait for running launches, see its `devmem` module), and that `addr` is
+// aligned to `size` (1, 2, 4 or 8), the
 // size and alignment of the atomic type used. Accessing it through atomics keeps
 // concurrent kernels on other host threads free of data races.
 

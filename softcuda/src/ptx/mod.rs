@@ -49,7 +49,7 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::{check_launch, launch};
+pub use exec::{MAX_STACK, check_launch, launch};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,6 +212,11 @@ pub struct LaunchConfig {
 
 /// What a kernel may touch: device memory is ordinary host memory at its real
 /// address. Implemented by the driver over its allocation table.
+///
+/// The interpreter checks each access with [`DeviceMemory::accessible`] and then
+/// makes it (a relaxed atomic access) without any lock held in between, so an
+/// implementation must keep memory it has reported accessible allocated until
+/// [`launch`] returns (softcuda's driver does: frees wait for running launches).
 pub trait DeviceMemory: Sync {
     /// Whether `[addr, addr+len)` lies inside memory a kernel may access (a live
     /// device allocation, or registered/pinned host memory).
