@@ -602,12 +602,13 @@ def emit_messages(g):
         o.append(f"    (CUresult::{n}, {rs_str(msg)}), // {src}")
     o.append("];")
     o.append("")
-    o.append("/// Codes the header documents as leaving the process in an inconsistent state:")
-    o.append("/// every later call fails the same way until the process restarts.")
+    o.append("/// Codes the header documents as leaving the process in an inconsistent state, or")
+    o.append("/// the context unusable: every later call fails the same way.")
     o.append("pub(super) const STICKY: &[CUresult] = &[")
     for n, v, k, hdr in codes + extra:
         d = doc_of(k)
-        if "inconsistent state" in d or "must be terminated" in d:
+        if ("inconsistent state" in d or "must be terminated" in d
+                or "cannot be used anymore" in d):
             o.append(f"    CUresult::{n},")
     o.append("];")
     (ROOT / "src/error/messages.rs").write_text("\n".join(o) + "\n")

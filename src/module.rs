@@ -6,8 +6,11 @@
 //! section headers, segments or sections, or a fatbin whose entries (and the
 //! uncompressed ELF files inside them) lie past the end of the bytes, or an ELF whose
 //! section-name table, string tables, symbol tables, relocation sections or the
-//! indices between them are inconsistent, is [`CudaError::InvalidImage`]. Compressed
-//! fatbin entries are the driver's to decompress; their contents are not checked.
+//! indices between them are inconsistent, is [`CudaError::InvalidImage`]. Not
+//! checked, and left to the driver's own parser: compressed fatbin entries, relocation
+//! offsets, symbol values and sizes, and the `.nv.info` attributes — the crate relies
+//! on the driver not to read or write outside the image for those (an assumption
+//! listed in `docs/architecture.md`, "Soundness").
 //!
 //! Loading gives [`JitLog`] (defined in [`jit`](crate::jit), with [`JitOptions`]):
 //! on failure inside [`CudaError::JitFailed`], whose `Display` shows the diagnostics;

@@ -14,7 +14,9 @@
 /// both when looking for the entry and when reading its list. `name` must be the
 /// whole identifier after `.entry` (with or without `.visible` or `.weak` before it,
 /// and whitespace around it); an entry without a parameter list has none. A name
-/// declared by more than one `.entry` is ambiguous: `None`. So is text with a
+/// declared by more than one `.entry` is ambiguous: `None` — counted in the raw
+/// text too, so an `.entry name` inside a comment or a string makes the list
+/// unreadable rather than a decoy. So is text with a
 /// preprocessor directive (a line starting with `#`): `#if 0` or `#define` could
 /// make the text read here differ from what the JIT compiles.
 pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
@@ -22,7 +24,14 @@ pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
     if code.lines().any(|l| l.trim_start().starts_with('#')) {
         return None;
     }
+    // The raw text, comments and strings included, must name the entry once too:
+    // a reader that disagrees with the JIT's lexer about what is a comment or a
+    // string (escapes, `.pragma` strings) must not be able to pick a decoy.
+    let raw = the_entry(ptx, name)?;
     let after_name = the_entry(&code, name)?;
+    if raw != after_name {
+        return None;
+    }
     let rest = code.get(after_name..)?.trim_start();
     let Some(list) = rest.strip_prefix('(') else {
         return Some(Vec::new());
@@ -236,18 +245,24 @@ mod tests {
     }
 
     #[test]
-    fn commented_out_entries_do_not_decide_the_signature() {
+    fn entries_in_comments_or_strings_are_never_decoys() {
         let real = "\n.visible .entry k(.param .u64 y)\n{ ret; }";
+        // A second `.entry k` anywhere — in a comment, a string, or a string whose
+        // escapes a lexer may read differently — makes the list unreadable.
         for decoy in [
             "// .entry k(.param .u32 x)",
             "/* .entry k(.param .u32 x) */",
             "/* a\n .entry k(.param .u32 x)\n */",
             ".file 1 \".entry k(.param .u32 x)\"",
             ".pragma \"say \\\" .entry k(.param .u32 x)\";",
+            ".pragma \"\\\" \" .visible .entry k(.param .u32 x) \" \"\";",
         ] {
             let ptx = format!("{decoy}{real}");
-            assert_eq!(entry_params(&ptx, "k"), Some(vec![(0, 8)]), "{ptx}");
+            assert_eq!(entry_params(&ptx, "k"), None, "{ptx}");
         }
+        // Comments that do not name the entry are skipped.
+        let ptx = format!("// .globl k\n/* k( */{real}");
+        assert_eq!(entry_params(&ptx, "k"), Some(vec![(0, 8)]));
         // `//` inside a string does not start a comment.
         let ptx = ".file 1 \"a//b.cu\"\n.entry k(.param .u32 x)";
         assert_eq!(entry_params(ptx, "k"), Some(vec![(0, 4)]));
@@ -286,8 +301,8 @@ mod tests {
     fn a_name_declared_twice_is_ambiguous() {
         let ptx = ".entry k(.param .u32 a)\n{ ret; }\n.visible .entry k(.param .u64 a)\n{ ret; }";
         assert_eq!(entry_params(ptx, "k"), None);
-        let once = ".entry k(.param .u32 a)\n// .entry k(.param .u64 a)";
-        assert_eq!(entry_params(once, "k"), Some(vec![(0, 4)]));
+        let commented = ".entry k(.param .u32 a)\n// .entry k(.param .u64 a)";
+        assert_eq!(entry_params(commented, "k"), None);
     }
 
     #[test]

@@ -135,12 +135,11 @@ impl Stream<'_> {
     /// the stream's status (`cuLaunchHostFunc` skips its function after an error,
     /// leaking what the closure owns).
     pub fn launch_host_fn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), CudaError> {
+        let add_callback = self.driver.table().cuStreamAddCallback()?;
         let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
         // SAFETY: `data` is a leaked `Box<HostFn>` that `host_fn_trampoline` takes back
         // exactly once, when the driver calls it; flags must be 0.
-        let r = unsafe {
-            self.driver.table().cuStreamAddCallback()?(self.raw, Some(host_fn_trampoline), data, 0)
-        };
+        let r = unsafe { add_callback(self.raw, Some(host_fn_trampoline), data, 0) };
         if let Err(e) = check(r) {
             // SAFETY: the driver refused the call, so it will never run the trampoline.
             drop(unsafe { Box::from_raw(data.cast::<HostFn>()) });
@@ -234,9 +233,15 @@ unsafe extern "C" fn host_fn_trampoline(_stream: CUstream, status: CUresult, dat
             drop(f);
         }
     }));
-    if ran.is_err() {
+    if let Err(payload) = ran {
         HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
         tracing::error!("a host callback panicked; the panic was caught at the driver boundary");
+        // The payload's own `Drop` may panic too; that must not unwind into the
+        // driver either: such a second payload is forgotten.
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(payload)));
+        if let Err(again) = dropped {
+            core::mem::forget(again);
+        }
     }
 }
 

@@ -152,6 +152,8 @@ fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
             s.launch_host_fn(move || log.lock().unwrap().push(i))?;
         }
         s.launch_host_fn(|| panic!("inside a host callback"))?;
+        // A panic whose payload panics again when dropped.
+        s.launch_host_fn(|| std::panic::panic_any(Bomb))?;
         let after = Arc::clone(&log);
         s.launch_host_fn(move || after.lock().unwrap().push(99))?;
         s.synchronize()
@@ -161,7 +163,16 @@ fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
         [0, 1, 2, 99],
         "in order, and work after a panicking callback still runs"
     );
-    assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 1);
+    assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 2);
+}
+
+/// A panic payload whose `Drop` panics.
+struct Bomb;
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        panic!("the payload's drop panics too");
+    }
 }
 
 #[test]

@@ -389,12 +389,13 @@ pub(super) const MESSAGES: &[(CUresult, &str)] = &[
     ), // ours, 13.x header
 ];
 
-/// Codes the header documents as leaving the process in an inconsistent state:
-/// every later call fails the same way until the process restarts.
+/// Codes the header documents as leaving the process in an inconsistent state, or
+/// the context unusable: every later call fails the same way.
 pub(super) const STICKY: &[CUresult] = &[
     CUresult::CUDA_ERROR_CONTAINED,
     CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
     CUresult::CUDA_ERROR_LAUNCH_TIMEOUT,
+    CUresult::CUDA_ERROR_ASSERT,
     CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR,
     CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION,
     CUresult::CUDA_ERROR_MISALIGNED_ADDRESS,

@@ -304,6 +304,27 @@ mod tests {
     }
 
     #[test]
+    fn faults_that_end_the_context_are_sticky() {
+        // The header: "inconsistent state" / "must be terminated" / "cannot be used
+        // anymore". A device-side assert is one (`Stream::scope` relies on it).
+        for code in [
+            CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+            CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR,
+            CUresult::CUDA_ERROR_ASSERT,
+        ] {
+            assert!(code.is_sticky(), "{code}");
+        }
+        for code in [
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+            CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
+            CUresult::CUDA_ERROR_NOT_READY,
+        ] {
+            assert!(!code.is_sticky(), "{code}");
+        }
+    }
+
+    #[test]
     fn unknown_codes_keep_their_value() {
         let e = CudaError::Driver(CUresult(123_456));
         assert_eq!(e.code(), Some(CUresult(123_456)));
