@@ -1,9 +1,10 @@
 //! What the typed launch costs over a raw `cuLaunchKernel`: the same kernel
 //! (`vector_add` of kernels/slices.cu on empty views, so every thread returns at
-//! once), the same arguments, the same softcuda in-process, measured side by side in
-//! one run.
+//! once), the same arguments, the same driver — softcuda in-process, or the one
+//! `OXICUDA_DRIVER` names — measured side by side in one run.
 //!
-//! `cargo bench --bench launch`
+//! `cargo bench --bench launch` (`OXICUDA_DRIVER=system cargo bench --bench launch` on a
+//! GPU)
 #![allow(missing_docs)] // criterion_group! defines an undocumented public function
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -25,10 +26,21 @@ struct Slice {
 }
 
 fn benches(c: &mut Criterion) {
-    let d: &'static Driver = Box::leak(Box::new(
-        Driver::load(&DriverOptions::software()).expect("softcuda loads"),
-    ));
-    d.init().expect("softcuda initialises");
+    // softcuda in-process unless the environment names a driver (`OXICUDA_DRIVER=system`
+    // on a GPU machine, `OXICUDA_DRIVER_PATH`: scripts/gpu-check.sh).
+    use oxicuda_driver::loader::{ENV_DRIVER, ENV_DRIVER_PATH};
+    let named =
+        std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some();
+    let options = match named {
+        true => DriverOptions::from_env().expect("the environment names a driver"),
+        false => DriverOptions::software(),
+    };
+    let d: &'static Driver = Box::leak(Box::new(Driver::load(&options).expect("the driver loads")));
+    d.init().expect("the driver initialises");
+    eprintln!(
+        "launch benchmark on: {}",
+        d.path().unwrap_or("softcuda, in-process")
+    );
     let ctx =
         Context::new(&d.device(0).expect("a device"), CUctx_flags::empty()).expect("a context");
     ctx.bind(|cur| -> Result<(), CudaError> {

@@ -1,11 +1,13 @@
 //! The test kernels (kernels/*.cu, their NVRTC PTX beside them) run on softcuda loaded
 //! through `dlopen` of `libsoftcuda.so`, exactly as the real driver is loaded, and
 //! each result is compared with a CPU reference. After each test softcuda's live
-//! object counts are back to zero.
+//! object counts are back to zero. With `--features gpu-tests` the same kernels run
+//! on the driver the environment names (the system driver by default), against the
+//! same references; the PTX is read from `$OXICUDA_KERNELS` when that is set.
 
 mod common;
 
-use common::libsoftcuda;
+use common::{ON_GPU, libsoftcuda};
 
 use oxicuda_driver::error::check;
 use oxicuda_driver::sys::{CUcontext, CUdeviceptr, CUfunction, CUmodule, CUstream};
@@ -22,7 +24,8 @@ struct Gpu {
     ctx: CUcontext,
     modules: Vec<CUmodule>,
     buffers: Vec<CUdeviceptr>,
-    live_count: libloading::Library,
+    /// softcuda's library, for its live counts; `None` in the GPU suite.
+    live_count: Option<libloading::Library>,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -35,14 +38,18 @@ impl Gpu {
     fn new() -> Gpu {
         let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let path = libsoftcuda();
-        // SAFETY: libsoftcuda.so implements the driver ABI.
-        let options = unsafe { DriverOptions::new().path(&path) };
+        let options = if ON_GPU {
+            DriverOptions::from_env().unwrap()
+        } else {
+            // SAFETY: libsoftcuda.so implements the driver ABI.
+            unsafe { DriverOptions::new().path(&path) }
+        };
         let d = Driver::load(&options).unwrap();
         d.init().unwrap();
         let mut ctx = CUcontext::NULL;
         check(unsafe { d.table().cuCtxCreate_v3020().unwrap()(&mut ctx, 0, 0) }).unwrap();
         // The same library, for its test controls (dlopen shares the instance).
-        let live_count = unsafe { libloading::Library::new(&path) }.unwrap();
+        let live_count = (!ON_GPU).then(|| unsafe { libloading::Library::new(&path) }.unwrap());
         Gpu {
             d,
             ctx,
@@ -54,8 +61,9 @@ impl Gpu {
     }
 
     fn function(&mut self, ptx_file: &str, name: &str) -> CUfunction {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("kernels")
+        let path = std::env::var_os("OXICUDA_KERNELS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels"))
             .join(ptx_file);
         let text = CString::new(std::fs::read_to_string(path).unwrap()).unwrap();
         let t = self.d.table();
@@ -126,8 +134,8 @@ impl Drop for Gpu {
                 check(t.cuModuleUnload().unwrap()(m)).unwrap();
             }
             check(t.cuCtxDestroy().unwrap()(self.ctx)).unwrap();
-            let count = self
-                .live_count
+            let Some(lib) = &self.live_count else { return };
+            let count = lib
                 .get::<unsafe extern "C" fn(*const c_char) -> c_int>(b"softcuda_live_count\0")
                 .unwrap();
             for kind in [

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{libsoftcuda, no_leaks, on_device0, soft};
+use common::{ON_GPU, driver, libsoftcuda, live_contexts, no_leaks, on_device0};
 
 use oxicuda_driver::error::check;
 use oxicuda_driver::launch::{In, Out};
@@ -100,7 +100,7 @@ fn a_kernel_never_writes_past_the_view_it_was_given() {
 
 #[test]
 fn a_root_binding_is_refused_while_foreign_code_has_a_context_current() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let dev = d.device(0).unwrap();
     let (ctx, other) = (
         Context::new(&dev, CUctx_flags::empty()).unwrap(),
@@ -119,7 +119,7 @@ fn a_root_binding_is_refused_while_foreign_code_has_a_context_current() {
 
 #[test]
 fn pinned_memory_is_refused_in_a_context_foreign_code_made_current() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let dev = d.device(0).unwrap();
     let (ctx, other) = (
         Context::new(&dev, CUctx_flags::empty()).unwrap(),
@@ -156,7 +156,7 @@ fn pinned_memory_is_refused_in_a_context_foreign_code_made_current() {
 
 #[test]
 fn a_binding_reports_foreign_changes_to_the_context_stack_and_restores_it() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let dev = d.device(0).unwrap();
     let (ctx, other) = (
         Context::new(&dev, CUctx_flags::empty()).unwrap(),
@@ -193,7 +193,7 @@ fn second_driver() -> &'static Driver {
 
 #[test]
 fn a_context_of_another_driver_is_refused() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let d2 = second_driver();
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let foreign = Context::new(&d2.device(0).unwrap(), CUctx_flags::empty()).unwrap();
@@ -231,7 +231,7 @@ fn a_context_of_another_driver_is_refused() {
 
 #[test]
 fn no_binding_and_no_context_inside_a_host_callback() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let dev = d.device(0).unwrap();
     let ctx = Context::new(&dev, CUctx_flags::empty()).unwrap();
     let other = Context::new(&dev, CUctx_flags::empty()).unwrap();
@@ -260,7 +260,7 @@ fn no_binding_and_no_context_inside_a_host_callback() {
 
 #[test]
 fn a_scope_never_returns_while_its_copy_may_still_run_when_another_stream_faults() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let mut host = vec![0x5555_5555u32; 1 << 16];
     let result = ctx.bind(|cur| -> Result<(), CudaError> {
@@ -296,6 +296,11 @@ fn a_scope_never_returns_while_its_copy_may_still_run_when_another_stream_faults
         "host memory changed after the scope returned"
     );
     drop(ctx);
+    if ON_GPU {
+        // NVIDIA documents an illegal address as leaving the process unable to use
+        // CUDA again; softcuda contains it to the context.
+        return;
+    }
     // A new context works.
     let fresh = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let v = fresh
@@ -341,7 +346,7 @@ fn an_oversized_grid_is_refused_at_launch() {
 
 #[test]
 fn a_context_dropped_inside_a_host_callback_is_leaked_rather_than_hanging() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let doomed = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let raw = doomed.raw();
@@ -352,11 +357,9 @@ fn a_context_dropped_inside_a_host_callback_is_leaked_rather_than_hanging() {
     })
     .unwrap()
     .unwrap();
-    assert_eq!(
-        softcuda::control::live_counts().contexts,
-        2,
-        "leaked, not destroyed"
-    );
+    if let Some(n) = live_contexts() {
+        assert_eq!(n, 2, "leaked, not destroyed");
+    }
     // SAFETY: the leaked context, destroyed once, by its only remaining name.
     check(unsafe { d.table().cuCtxDestroy().unwrap()(raw) }).unwrap();
     drop(ctx);
@@ -365,7 +368,7 @@ fn a_context_dropped_inside_a_host_callback_is_leaked_rather_than_hanging() {
 
 #[test]
 fn a_host_callback_after_a_fault_is_dropped_not_leaked() {
-    let (d, _g) = soft();
+    let (d, _g) = driver();
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let owned = std::sync::Arc::new(());
     let (inside, ran) = (
