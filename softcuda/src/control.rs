@@ -34,6 +34,7 @@ pub fn reset() {
     }
     removed.finish();
     state::with_stack(Vec::clear);
+    crate::graph::reset();
     clear_faults();
     log_calls(false);
 }
@@ -89,7 +90,8 @@ pub fn call_log() -> Vec<String> {
 }
 
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
-/// "events", "modules", "allocations", "host_allocations", "registrations"); -1 for
+/// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
+/// "graph_execs"); -1 for
 /// an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
@@ -107,6 +109,8 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"allocations" => c.allocations,
         b"host_allocations" => c.host_allocations,
         b"registrations" => c.registrations,
+        b"graphs" => c.graphs,
+        b"graph_execs" => c.graph_execs,
         _ => return -1,
     };
     n as c_int

@@ -20,6 +20,7 @@ pub mod api;
 pub mod control;
 pub mod device;
 mod devmem;
+pub mod graph;
 pub mod ptx;
 mod result_codes;
 pub mod state;

@@ -31,6 +31,12 @@ pub enum Kind {
     Stream = 4,
     /// `CUevent`.
     Event = 5,
+    /// `CUgraph`.
+    Graph = 6,
+    /// `CUgraphNode`.
+    GraphNode = 7,
+    /// `CUgraphExec`.
+    GraphExec = 8,
 }
 
 /// Makes the handle of object `id` of `kind`.
@@ -478,6 +484,10 @@ pub struct LiveCounts {
     pub host_allocations: usize,
     /// Host registrations.
     pub registrations: usize,
+    /// Graphs (created, cloned or captured; not those embedded in child-graph nodes).
+    pub graphs: usize,
+    /// Executable graphs.
+    pub graph_execs: usize,
 }
 
 /// Counts the live objects.
@@ -485,6 +495,7 @@ pub fn live_counts() -> LiveCounts {
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
+    let (graphs, graph_execs) = crate::graph::live_counts();
     LiveCounts {
         contexts: s.contexts.len(),
         streams: s.streams.len(),
@@ -493,5 +504,7 @@ pub fn live_counts() -> LiveCounts {
         allocations: count(|k| *k == AllocKind::Device),
         host_allocations: count(|k| matches!(k, AllocKind::PinnedHost(_))),
         registrations: count(|k| matches!(k, AllocKind::Registered(_))),
+        graphs,
+        graph_execs,
     }
 }

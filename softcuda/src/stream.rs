@@ -347,6 +347,7 @@ fn is_legacy(stream: CUstream) -> bool {
 }
 
 /// Where work for a stream handle goes.
+#[derive(Clone)]
 pub enum Target {
     /// Run on the calling thread (a default stream), in a context with this sticky
     /// cell.
@@ -380,6 +381,8 @@ pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     if is_legacy(stream) || v == CU_STREAM_PER_THREAD {
         let sticky = state::sticky_of(&state::state(), ctx)?;
         if is_legacy(stream) {
+            // The legacy stream would wait for a capturing blocking stream: refused.
+            crate::graph::capture::legacy_use(ctx)?;
             synchronize_all(&streams_of(ctx, true), &sticky)?;
         }
         return Ok(Target::Inline(sticky));
@@ -535,6 +538,17 @@ impl Event {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Stream work that records the event (a graph's event-record node): like
+    /// [`Event::record`], for a stream resolved already.
+    pub fn record_work(self: &Arc<Self>) -> Work {
+        let generation = {
+            let mut st = lock(&self.st);
+            st.recorded += 1;
+            st.recorded
+        };
+        Work::Record(Arc::clone(self), generation)
     }
 
     /// Stream work that waits for the event's last record as of now.

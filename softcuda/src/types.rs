@@ -55,6 +55,16 @@ pub mod code {
     pub const LAUNCH_FAILED: CUresult = 719;
     pub const NOT_PERMITTED: CUresult = 800;
     pub const NOT_SUPPORTED: CUresult = 801;
+    pub const STREAM_CAPTURE_UNSUPPORTED: CUresult = 900;
+    pub const STREAM_CAPTURE_INVALIDATED: CUresult = 901;
+    pub const STREAM_CAPTURE_MERGE: CUresult = 902;
+    pub const STREAM_CAPTURE_UNMATCHED: CUresult = 903;
+    pub const STREAM_CAPTURE_UNJOINED: CUresult = 904;
+    pub const STREAM_CAPTURE_ISOLATION: CUresult = 905;
+    pub const STREAM_CAPTURE_IMPLICIT: CUresult = 906;
+    pub const CAPTURED_EVENT: CUresult = 907;
+    pub const STREAM_CAPTURE_WRONG_THREAD: CUresult = 908;
+    pub const GRAPH_EXEC_UPDATE_FAILURE: CUresult = 910;
     pub const UNKNOWN: CUresult = 999;
 }
 
@@ -142,3 +152,136 @@ pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: u64 = 2;
 /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`.
 pub const CU_STREAM_LEGACY: usize = 0x1;
 pub const CU_STREAM_PER_THREAD: usize = 0x2;
+
+// ---- graphs and stream capture ------------------------------------------------------
+
+pub type CUgraph = *mut c_void;
+pub type CUgraphNode = *mut c_void;
+pub type CUgraphExec = *mut c_void;
+pub type CUkernel = *mut c_void;
+/// `CUgraphNodeType`.
+pub type CUgraphNodeType = c_uint;
+/// `CUstreamCaptureStatus`.
+pub type CUstreamCaptureStatus = c_uint;
+/// `CUstreamCaptureMode`.
+pub type CUstreamCaptureMode = c_uint;
+/// `CUgraphExecUpdateResult`.
+pub type CUgraphExecUpdateResult = c_uint;
+/// `CUgraphInstantiateResult`.
+pub type CUgraphInstantiateResult = c_uint;
+
+pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType = 0;
+pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType = 1;
+pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType = 2;
+pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType = 3;
+pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType = 4;
+pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
+pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
+pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+
+pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus = 0;
+pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus = 1;
+pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus = 2;
+
+pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode = 0;
+pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode = 1;
+pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode = 2;
+
+pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult = 0;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult = 1;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult = 2;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult = 3;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult = 4;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult = 5;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult = 6;
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult = 7;
+
+pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult = 0;
+pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult = 1;
+pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult = 2;
+
+/// `CU_EVENT_RECORD_EXTERNAL` / `CU_EVENT_WAIT_EXTERNAL`.
+pub const CU_EVENT_EXTERNAL: c_uint = 0x1;
+
+/// `CUDA_KERNEL_NODE_PARAMS_v1` (the 10.0 ABI).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_KERNEL_NODE_PARAMS_v1 {
+    pub func: CUfunction,
+    pub gridDimX: c_uint,
+    pub gridDimY: c_uint,
+    pub gridDimZ: c_uint,
+    pub blockDimX: c_uint,
+    pub blockDimY: c_uint,
+    pub blockDimZ: c_uint,
+    pub sharedMemBytes: c_uint,
+    pub kernelParams: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2` (`CUDA_KERNEL_NODE_PARAMS` of the 12.x header).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_KERNEL_NODE_PARAMS {
+    pub func: CUfunction,
+    pub gridDimX: c_uint,
+    pub gridDimY: c_uint,
+    pub gridDimZ: c_uint,
+    pub blockDimX: c_uint,
+    pub blockDimY: c_uint,
+    pub blockDimZ: c_uint,
+    pub sharedMemBytes: c_uint,
+    pub kernelParams: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: CUkernel,
+    pub ctx: CUcontext,
+}
+
+/// `CUDA_MEMSET_NODE_PARAMS` (`_v1`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEMSET_NODE_PARAMS {
+    pub dst: CUdeviceptr,
+    pub pitch: usize,
+    pub value: c_uint,
+    pub elementSize: c_uint,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// `CUDA_HOST_NODE_PARAMS` (`_v1`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_HOST_NODE_PARAMS {
+    pub fn_: CUhostFn,
+    pub userData: *mut c_void,
+}
+
+/// `CUgraphExecUpdateResultInfo`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUgraphExecUpdateResultInfo {
+    pub result: CUgraphExecUpdateResult,
+    pub errorNode: CUgraphNode,
+    pub errorFromNode: CUgraphNode,
+}
+
+/// `CUgraphEdgeData`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUgraphEdgeData {
+    pub from_port: u8,
+    pub to_port: u8,
+    pub type_: u8,
+    pub reserved: [u8; 5],
+}
+
+/// `CUDA_GRAPH_INSTANTIATE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_GRAPH_INSTANTIATE_PARAMS {
+    pub flags: u64,
+    pub hUploadStream: CUstream,
+    pub hErrNode_out: CUgraphNode,
+    pub result_out: CUgraphInstantiateResult,
+}

@@ -61,6 +61,7 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
             crate::stream::retire(s, st);
         }
     }
+    crate::graph::capture::context_destroyed(ctx);
     s.events.retain(|_, e| e.ctx != ctx);
     s.functions.retain(|_, f| f.ctx != ctx);
     s.modules.retain(|_, m| m.ctx != ctx);
@@ -354,6 +355,7 @@ pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
             let id = state::current_live(&s)?;
             (id, state::sticky_of(&s, id)?)
         };
+        crate::graph::capture::ctx_sync(id)?;
         crate::stream::synchronize_all(&crate::stream::streams_of(id, false), &sticky)?;
         state::current_ctx(&state::state())?;
         Ok(())

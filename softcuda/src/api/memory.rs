@@ -4,6 +4,7 @@
 
 use super::out;
 use crate::devmem::{self, Span};
+use crate::graph::{self, NodeKind, Raw};
 use crate::state::{self, Alloc, AllocKind, Kind, R, State};
 use crate::stream;
 use crate::types::*;
@@ -186,6 +187,11 @@ fn copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize, stream_h: CU
     }
     let ds = check_side(dst, n, dst_dev)?;
     let ss = check_side(src, n, src_dev)?;
+    if let Some(r) = graph::capture::divert(stream_h, || {
+        NodeKind::Memcpy(Raw(linear_copy(dst, dst_dev, src, src_dev, n)))
+    }) {
+        return r;
+    }
     let (d, s) = (P(dst as *mut u8), P(src as *mut u8));
     stream::submit(
         ctx,
@@ -203,6 +209,45 @@ fn copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize, stream_h: CU
     )
 }
 
+/// A 1-D copy of `n` bytes as a `CUDA_MEMCPY3D` (a captured copy's node).
+fn linear_copy(dst: u64, dst_dev: bool, src: u64, src_dev: bool, n: usize) -> CUDA_MEMCPY3D {
+    let ty = |dev: bool| {
+        if dev {
+            CU_MEMORYTYPE_DEVICE
+        } else {
+            CU_MEMORYTYPE_HOST
+        }
+    };
+    let null = core::ptr::null_mut();
+    CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: ty(src_dev),
+        srcHost: src as *const c_void,
+        srcDevice: src,
+        srcArray: null,
+        reserved0: null,
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: ty(dst_dev),
+        dstHost: dst as *mut c_void,
+        dstDevice: dst,
+        dstArray: null,
+        reserved1: null,
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: n,
+        Height: 1,
+        Depth: 1,
+    }
+}
+
 fn null() -> CUstream {
     core::ptr::null_mut()
 }
@@ -214,6 +259,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> C
         if dptr.is_null() {
             return Err(code::INVALID_VALUE);
         }
+        graph::capture::unsafe_call()?;
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
         let p = allocate(&mut s, ctx, size as u64, AllocKind::Device)?;
@@ -256,6 +302,7 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     api!("cuMemFree", {
+        graph::capture::unsafe_call()?;
         stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -471,8 +518,40 @@ fn set(
     stream_h: CUstream,
 ) -> R {
     let ctx = state::current_ctx(&state::state())?;
+    let job = set_job(dst, pitch, value, elem, width, height)?;
+    if let Some(r) = graph::capture::divert(stream_h, || {
+        NodeKind::Memset(CUDA_MEMSET_NODE_PARAMS {
+            dst,
+            pitch,
+            value,
+            elementSize: elem as c_uint,
+            width,
+            height,
+        })
+    }) {
+        return r;
+    }
+    match job {
+        Some(job) => stream::submit(ctx, stream_h, job),
+        None => Ok(()),
+    }
+}
+
+/// The work of a memset (see [`set`]), checked now; `None` if it sets nothing. Also
+/// what a graph's memset node runs.
+pub(crate) fn set_job(
+    dst: u64,
+    pitch: usize,
+    value: u32,
+    elem: usize,
+    width: usize,
+    height: usize,
+) -> R<Option<stream::Job>> {
+    if !matches!(elem, 1 | 2 | 4) {
+        return Err(code::INVALID_VALUE);
+    }
     if width == 0 || height == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let row = width.checked_mul(elem).ok_or(code::INVALID_VALUE)?;
     if !dst.is_multiple_of(elem as u64) || (height > 1 && pitch < row) {
@@ -491,21 +570,17 @@ fn set(
         _ => unit = value.to_ne_bytes(),
     }
     let d = P(dst as *mut u8);
-    stream::submit(
-        ctx,
-        stream_h,
-        Box::new(move || {
-            let d = d; // move the Send wrapper, not its field
-            let _work = devmem::work();
-            devmem::recheck(&[ds])?;
-            for r in 0..height {
-                // SAFETY: every row lies inside the checked span, alive while `_work`
-                // is held (`crate::devmem`).
-                unsafe { devmem::fill(d.0.add(r * pitch), &unit[..elem], row) };
-            }
-            Ok(())
-        }),
-    )
+    Ok(Some(Box::new(move || {
+        let d = d; // move the Send wrapper, not its field
+        let _work = devmem::work();
+        devmem::recheck(&[ds])?;
+        for r in 0..height {
+            // SAFETY: every row lies inside the checked span, alive while `_work`
+            // is held (`crate::devmem`).
+            unsafe { devmem::fill(d.0.add(r * pitch), &unit[..elem], row) };
+        }
+        Ok(())
+    })))
 }
 
 macro_rules! sets {
@@ -556,19 +631,17 @@ fn side(ty: CUmemorytype, host: *const c_void, dev: CUdeviceptr) -> R<(u64, bool
     }
 }
 
-/// Copies a `width × height × depth` box between two pitched layouts.
-#[allow(clippy::too_many_arguments)]
-fn copy_box(
+/// The work of a copy of a `width × height × depth` box between two pitched
+/// layouts, checked now; `None` if it copies nothing.
+fn copy_box_job(
     (src, src_dev, src_pitch, src_height): (u64, bool, usize, usize),
     (dst, dst_dev, dst_pitch, dst_height): (u64, bool, usize, usize),
     width: usize,
     height: usize,
     depth: usize,
-    stream_h: CUstream,
-) -> R {
-    let ctx = state::current_ctx(&state::state())?;
+) -> R<Option<stream::Job>> {
     if width == 0 || height == 0 || depth == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let src_pitch = if src_pitch == 0 { width } else { src_pitch };
     let dst_pitch = if dst_pitch == 0 { width } else { dst_pitch };
@@ -589,28 +662,37 @@ fn copy_box(
     }
     let (src_span, dst_span) = (check_side(src, ss, src_dev)?, check_side(dst, ds, dst_dev)?);
     let (s, d) = (P(src as *mut u8), P(dst as *mut u8));
-    stream::submit(
-        ctx,
-        stream_h,
-        Box::new(move || {
-            let (s, d) = (s, d); // move the Send wrappers, not their fields
-            let _work = devmem::work();
-            devmem::recheck(&[src_span, dst_span])?;
-            for z in 0..depth {
-                for y in 0..height {
-                    // SAFETY: rows lie inside the checked spans, alive while `_work` is
-                    // held (mapped sides, `crate::devmem`), or the caller's buffers
-                    // (host sides, per the C contract; they never overlap mapped ones).
-                    unsafe {
-                        let from = s.0.add((z * src_height + y) * src_pitch);
-                        let to = d.0.add((z * dst_height + y) * dst_pitch);
-                        devmem::copy(to, dst_span.is_some(), from, src_span.is_some(), width);
-                    }
+    Ok(Some(Box::new(move || {
+        let (s, d) = (s, d); // move the Send wrappers, not their fields
+        let _work = devmem::work();
+        devmem::recheck(&[src_span, dst_span])?;
+        for z in 0..depth {
+            for y in 0..height {
+                // SAFETY: rows lie inside the checked spans, alive while `_work` is
+                // held (mapped sides, `crate::devmem`), or the caller's buffers
+                // (host sides, per the C contract; they never overlap mapped ones).
+                unsafe {
+                    let from = s.0.add((z * src_height + y) * src_pitch);
+                    let to = d.0.add((z * dst_height + y) * dst_pitch);
+                    devmem::copy(to, dst_span.is_some(), from, src_span.is_some(), width);
                 }
             }
-            Ok(())
-        }),
-    )
+        }
+        Ok(())
+    })))
+}
+
+/// Queues `job` (if any) on `stream_h`, or, on a capturing stream, adds a memcpy
+/// node doing `c` to the capture instead.
+fn issue_copy(stream_h: CUstream, job: Option<stream::Job>, c: CUDA_MEMCPY3D) -> R {
+    let ctx = state::current_ctx(&state::state())?;
+    if let Some(r) = graph::capture::divert(stream_h, || NodeKind::Memcpy(Raw(c))) {
+        return r;
+    }
+    match job {
+        Some(job) => stream::submit(ctx, stream_h, job),
+        None => Ok(()),
+    }
 }
 
 /// `base + (y * pitch + x)`, or `INVALID_VALUE` if it overflows.
@@ -631,14 +713,43 @@ fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
     let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
     let src = offset(src, c.srcXInBytes, c.srcY, c.srcPitch.max(c.WidthInBytes))?;
     let dst = offset(dst, c.dstXInBytes, c.dstY, c.dstPitch.max(c.WidthInBytes))?;
-    copy_box(
+    state::current_ctx(&state::state())?;
+    let job = copy_box_job(
         (src, sd, c.srcPitch, c.Height),
         (dst, dd, c.dstPitch, c.Height),
         c.WidthInBytes,
         c.Height,
         1,
-        stream_h,
-    )
+    )?;
+    let null = core::ptr::null_mut();
+    let as_3d = CUDA_MEMCPY3D {
+        srcXInBytes: c.srcXInBytes,
+        srcY: c.srcY,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: c.srcMemoryType,
+        srcHost: c.srcHost,
+        srcDevice: c.srcDevice,
+        srcArray: c.srcArray,
+        reserved0: null,
+        srcPitch: c.srcPitch,
+        srcHeight: c.Height,
+        dstXInBytes: c.dstXInBytes,
+        dstY: c.dstY,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: c.dstMemoryType,
+        dstHost: c.dstHost,
+        dstDevice: c.dstDevice,
+        dstArray: c.dstArray,
+        reserved1: null,
+        dstPitch: c.dstPitch,
+        dstHeight: c.Height,
+        WidthInBytes: c.WidthInBytes,
+        Height: c.Height,
+        Depth: 1,
+    };
+    issue_copy(stream_h, job, as_3d)
 }
 
 fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
@@ -647,6 +758,14 @@ fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
     }
     // SAFETY: a valid descriptor, by the C contract.
     let c = unsafe { *p };
+    state::current_ctx(&state::state())?;
+    let job = memcpy3d_job(&c)?;
+    issue_copy(stream_h, job, c)
+}
+
+/// The work of the copy `c` describes, checked now (except the context); `None` if
+/// it copies nothing. Also what a graph's memcpy node runs.
+pub(crate) fn memcpy3d_job(c: &CUDA_MEMCPY3D) -> R<Option<stream::Job>> {
     if c.srcLOD != 0 || c.dstLOD != 0 {
         return Err(code::INVALID_VALUE);
     }
@@ -668,13 +787,12 @@ fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
         row(c.dstZ, dh, c.dstY).ok_or(code::INVALID_VALUE)?,
         dp,
     )?;
-    copy_box(
+    copy_box_job(
         (src, sd, sp, sh),
         (dst, dd, dp, dh),
         c.WidthInBytes,
         c.Height,
         c.Depth,
-        stream_h,
     )
 }
 

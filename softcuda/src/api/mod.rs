@@ -22,6 +22,7 @@ pub(crate) use api;
 
 pub mod context;
 pub mod device;
+pub mod graph;
 pub mod init;
 pub mod memory;
 pub mod module;

@@ -679,36 +679,63 @@ pub unsafe extern "C" fn cuLaunchKernel(
             block: [bx, by, bz],
             dynamic_shared_bytes: shared,
         };
-        let (ctx, f) = {
-            let s = state::state();
-            let ctx = state::current_ctx(&s)?;
-            let (_, f) = function(&s, f)?;
-            if f.ctx != ctx {
-                return Err(code::INVALID_CONTEXT);
-            }
-            check_launch(device_of(&s, ctx)?, &f, &cfg)?;
-            (ctx, f)
-        };
-        let packed = pack_params(&f.ptx.kernels()[f.kernel], params, extra)?;
-        stream::submit(
-            ctx,
-            stream_h,
-            Box::new(move || {
-                let k = &f.ptx.kernels()[f.kernel];
-                // Held while the kernel runs: the memory it checks stays allocated
-                // until it ends (`crate::devmem`, `state::KernelMemory`).
-                let _work = devmem::work();
-                ptx::launch(
-                    &f.ptx,
-                    k,
-                    &cfg,
-                    &packed,
-                    &f.global_addrs,
-                    &state::KernelMemory,
-                )
-                .map_err(launch_error)
-            }),
+        let ctx = state::current_ctx(&state::state())?;
+        let (id, f, packed) = prepare_launch(f, Some(ctx), &cfg, params, extra)?;
+        let packed = Arc::new(packed);
+        if let Some(r) = crate::graph::capture::divert(stream_h, || {
+            crate::graph::NodeKind::Kernel(crate::graph::KernelNode::new(
+                id,
+                f.clone(),
+                cfg,
+                Arc::clone(&packed),
+            ))
+        }) {
+            return r;
+        }
+        stream::submit(ctx, stream_h, kernel_job(f, cfg, packed))
+    })
+}
+
+/// Looks up kernel `f`, checks a launch of it with `cfg` (`check_launch`; in context
+/// `ctx`, if given: `INVALID_CONTEXT` if it is another's) and packs its arguments:
+/// the function's id and entry, and the argument bytes.
+pub(crate) fn prepare_launch(
+    f: CUfunction,
+    ctx: Option<u64>,
+    cfg: &LaunchConfig,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> R<(u64, FunctionEntry, Vec<u8>)> {
+    let (id, f) = {
+        let s = state::state();
+        let (id, f) = function(&s, f)?;
+        if ctx.is_some_and(|c| c != f.ctx) {
+            return Err(code::INVALID_CONTEXT);
+        }
+        check_launch(device_of(&s, f.ctx)?, &f, cfg)?;
+        (id, f)
+    };
+    let packed = pack_params(&f.ptx.kernels()[f.kernel], params, extra)?;
+    Ok((id, f, packed))
+}
+
+/// The work of a launch of `f` with `cfg` and the packed arguments `packed`. Also
+/// what a graph's kernel node runs.
+pub(crate) fn kernel_job(f: FunctionEntry, cfg: LaunchConfig, packed: Arc<Vec<u8>>) -> stream::Job {
+    Box::new(move || {
+        let k = &f.ptx.kernels()[f.kernel];
+        // Held while the kernel runs: the memory it checks stays allocated
+        // until it ends (`crate::devmem`, `state::KernelMemory`).
+        let _work = devmem::work();
+        ptx::launch(
+            &f.ptx,
+            k,
+            &cfg,
+            &packed,
+            &f.global_addrs,
+            &state::KernelMemory,
         )
+        .map_err(launch_error)
     })
 }
 

@@ -1,6 +1,7 @@
 //! Streams, events and host functions.
 
 use super::out;
+use crate::graph::{NodeKind, Raw, capture};
 use crate::state::{self, Kind, R};
 use crate::stream::{self as st, Event, Stream};
 use crate::types::*;
@@ -69,6 +70,8 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
         state::require_init(&s)?;
         let stream = s.streams.remove(&id).ok_or(code::INVALID_HANDLE)?;
         st::retire(&mut s, stream);
+        drop(s);
+        capture::stream_destroyed(id);
         Ok(())
     })
 }
@@ -85,6 +88,7 @@ fn default_stream(h: CUstream) -> bool {
 pub unsafe extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
     api!("cuStreamSynchronize", {
         let ctx = state::current_live(&state::state())?;
+        capture::sync_check(h, ctx)?;
         if default_stream(h) {
             return st::synchronize_default(ctx, h);
         }
@@ -98,6 +102,7 @@ pub unsafe extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
 pub unsafe extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
     api!("cuStreamQuery", {
         let ctx = state::current_live(&state::state())?;
+        capture::sync_check(h, ctx)?;
         if default_stream(h) {
             return st::query_default(ctx, h);
         }
@@ -156,6 +161,11 @@ pub unsafe extern "C" fn cuStreamWaitEvent(h: CUstream, ev: CUevent, flags: c_ui
         }
         let ctx = state::current_ctx(&state::state())?;
         let e = event_of(ev)?;
+        let blocking = default_stream(h) || stream_of(h)?.flags & st::NON_BLOCKING == 0;
+        let id = state::id_of(Kind::Event, ev).ok_or(code::INVALID_HANDLE)?;
+        if let Some(r) = capture::wait(h, id, &e, flags, blocking) {
+            return r;
+        }
         st::target(ctx, h)?.run(e.waiter())
     })
 }
@@ -173,6 +183,14 @@ pub unsafe extern "C" fn cuLaunchHostFunc(h: CUstream, f: CUhostFn, data: *mut c
     api!("cuLaunchHostFunc", {
         let f = f.ok_or(code::INVALID_VALUE)?;
         let ctx = state::current_ctx(&state::state())?;
+        if let Some(r) = capture::divert(h, || {
+            NodeKind::Host(Raw(CUDA_HOST_NODE_PARAMS {
+                fn_: Some(f),
+                userData: data,
+            }))
+        }) {
+            return r;
+        }
         let d = UserData(data);
         st::submit(
             ctx,
@@ -208,6 +226,7 @@ pub unsafe extern "C" fn cuStreamAddCallback(
             return Err(code::INVALID_VALUE);
         }
         let ctx = state::current_ctx(&state::state())?;
+        capture::refuse_on(h)?;
         let (d, hh) = (UserData(data), Handle(h));
         st::target(ctx, h)?.run(st::Work::Callback(Box::new(move |status| {
             let (d, hh) = (d, hh);
@@ -253,11 +272,22 @@ pub unsafe extern "C" fn cuEventDestroy_v2(h: CUevent) -> CUresult {
 pub unsafe extern "C" fn cuEventRecord(h: CUevent, stream: CUstream) -> CUresult {
     api!("cuEventRecord", {
         let ctx = state::current_ctx(&state::state())?;
-        event_of(h)?.record(ctx, stream)
+        record(h, stream, ctx, false)
     })
 }
 
-/// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_EXTERNAL` is for graphs only.
+/// Records event `h` on `stream`; in a capturing stream, see `capture::record`.
+fn record(h: CUevent, stream: CUstream, ctx: u64, external: bool) -> R {
+    let e = event_of(h)?;
+    let id = state::id_of(Kind::Event, h).ok_or(code::INVALID_HANDLE)?;
+    if let Some(r) = capture::record(id, &e, stream, external) {
+        return r;
+    }
+    e.record(ctx, stream)
+}
+
+/// `cuEventRecordWithFlags`: `CU_EVENT_RECORD_EXTERNAL` makes an event-record node
+/// in a capturing stream, and is an ordinary record elsewhere.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventRecordWithFlags(
     h: CUevent,
@@ -265,11 +295,11 @@ pub unsafe extern "C" fn cuEventRecordWithFlags(
     flags: c_uint,
 ) -> CUresult {
     api!("cuEventRecordWithFlags", {
-        if flags != 0 {
+        if flags & !CU_EVENT_EXTERNAL != 0 {
             return Err(code::INVALID_VALUE);
         }
         let ctx = state::current_ctx(&state::state())?;
-        event_of(h)?.record(ctx, stream)
+        record(h, stream, ctx, flags == CU_EVENT_EXTERNAL)
     })
 }
 
@@ -278,7 +308,9 @@ pub unsafe extern "C" fn cuEventRecordWithFlags(
 pub unsafe extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
     api!("cuEventQuery", {
         state::require_init(&state::state())?;
-        event_of(h)?.query()
+        let e = event_of(h)?;
+        capture::event_check(state::id_of(Kind::Event, h).unwrap_or_default())?;
+        e.query()
     })
 }
 
@@ -288,7 +320,9 @@ pub unsafe extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
 pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
     api!("cuEventSynchronize", {
         state::require_init(&state::state())?;
-        event_of(h)?.synchronize()
+        let e = event_of(h)?;
+        capture::event_check(state::id_of(Kind::Event, h).unwrap_or_default())?;
+        e.synchronize()
     })
 }
 

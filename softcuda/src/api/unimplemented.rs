@@ -79,87 +79,34 @@ unimplemented_functions! {
     cuFuncSetSharedSize
     cuGetExportTable
     cuGraphAddBatchMemOpNode
-    cuGraphAddChildGraphNode
-    cuGraphAddDependencies
-    cuGraphAddDependencies_v2
-    cuGraphAddEmptyNode
-    cuGraphAddEventRecordNode
-    cuGraphAddEventWaitNode
     cuGraphAddExternalSemaphoresSignalNode
     cuGraphAddExternalSemaphoresWaitNode
-    cuGraphAddHostNode
-    cuGraphAddKernelNode_v2
     cuGraphAddMemAllocNode
     cuGraphAddMemFreeNode
-    cuGraphAddMemcpyNode
-    cuGraphAddMemsetNode
     cuGraphAddNode
     cuGraphAddNode_v2
     cuGraphBatchMemOpNodeGetParams
     cuGraphBatchMemOpNodeSetParams
-    cuGraphChildGraphNodeGetGraph
-    cuGraphClone
     cuGraphConditionalHandleCreate
-    cuGraphCreate
-    cuGraphDebugDotPrint
-    cuGraphDestroy
-    cuGraphDestroyNode
-    cuGraphEventRecordNodeGetEvent
-    cuGraphEventRecordNodeSetEvent
-    cuGraphEventWaitNodeGetEvent
-    cuGraphEventWaitNodeSetEvent
     cuGraphExecBatchMemOpNodeSetParams
     cuGraphExecChildGraphNodeSetParams
-    cuGraphExecDestroy
-    cuGraphExecEventRecordNodeSetEvent
-    cuGraphExecEventWaitNodeSetEvent
     cuGraphExecExternalSemaphoresSignalNodeSetParams
     cuGraphExecExternalSemaphoresWaitNodeSetParams
-    cuGraphExecGetFlags
-    cuGraphExecHostNodeSetParams
-    cuGraphExecKernelNodeSetParams_v2
-    cuGraphExecMemcpyNodeSetParams
-    cuGraphExecMemsetNodeSetParams
     cuGraphExecNodeSetParams
-    cuGraphExecUpdate_v2
     cuGraphExternalSemaphoresSignalNodeGetParams
     cuGraphExternalSemaphoresSignalNodeSetParams
     cuGraphExternalSemaphoresWaitNodeGetParams
     cuGraphExternalSemaphoresWaitNodeSetParams
-    cuGraphGetEdges
-    cuGraphGetEdges_v2
-    cuGraphGetNodes
-    cuGraphGetRootNodes
-    cuGraphHostNodeGetParams
-    cuGraphHostNodeSetParams
-    cuGraphInstantiateWithFlags
-    cuGraphInstantiateWithParams
     cuGraphKernelNodeCopyAttributes
     cuGraphKernelNodeGetAttribute
-    cuGraphKernelNodeGetParams_v2
     cuGraphKernelNodeSetAttribute
-    cuGraphKernelNodeSetParams_v2
-    cuGraphLaunch
     cuGraphMemAllocNodeGetParams
     cuGraphMemFreeNodeGetParams
-    cuGraphMemcpyNodeGetParams
-    cuGraphMemcpyNodeSetParams
-    cuGraphMemsetNodeGetParams
-    cuGraphMemsetNodeSetParams
-    cuGraphNodeFindInClone
-    cuGraphNodeGetDependencies
-    cuGraphNodeGetDependencies_v2
-    cuGraphNodeGetDependentNodes
-    cuGraphNodeGetDependentNodes_v2
     cuGraphNodeGetEnabled
-    cuGraphNodeGetType
     cuGraphNodeSetEnabled
     cuGraphNodeSetParams
     cuGraphReleaseUserObject
-    cuGraphRemoveDependencies
-    cuGraphRemoveDependencies_v2
     cuGraphRetainUserObject
-    cuGraphUpload
     cuGreenCtxCreate
     cuGreenCtxDestroy
     cuGreenCtxGetDevResource
@@ -278,15 +225,10 @@ unimplemented_functions! {
     cuStreamAttachMemAsync
     cuStreamBatchMemOp_v2
     cuStreamBeginCaptureToGraph
-    cuStreamBeginCapture_v2
-    cuStreamEndCapture
-    cuStreamGetCaptureInfo_v2
-    cuStreamGetCaptureInfo_v3
     cuStreamGetCtx_v2
     cuStreamGetDevice
     cuStreamGetGreenCtx
     cuStreamGetId
-    cuStreamIsCapturing
     cuStreamUpdateCaptureDependencies
     cuStreamUpdateCaptureDependencies_v2
     cuStreamWaitValue32_v2
@@ -334,7 +276,6 @@ unimplemented_functions! {
     cuTexRefSetMipmapLevelBias
     cuTexRefSetMipmapLevelClamp
     cuTexRefSetMipmappedArray
-    cuThreadExchangeStreamCaptureMode
     cuUserObjectCreate
     cuUserObjectRelease
     cuUserObjectRetain

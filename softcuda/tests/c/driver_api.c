@@ -103,9 +103,13 @@ int main(int argc, char **argv) {
     CHECK(cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &msg));
     EXPECT(strcmp(msg, "invalid argument") == 0);
     EXPECT(cuMemFree(da + 4) == CUDA_ERROR_INVALID_VALUE);
-    /* What softcuda does not implement links, and says so. */
+    /* Graphs link and work; what softcuda does not implement links, and says so. */
     CUgraph graph;
-    EXPECT(cuGraphCreate(&graph, 0) == CUDA_ERROR_NOT_SUPPORTED);
+    CHECK(cuGraphCreate(&graph, 0));
+    EXPECT(softcuda_live_count("graphs") == 1);
+    CHECK(cuGraphDestroy(graph));
+    CUmemoryPool pool;
+    EXPECT(cuDeviceGetDefaultMemPool(&pool, 0) == CUDA_ERROR_NOT_SUPPORTED);
 
     CHECK(cuEventDestroy(start));
     CHECK(cuEventDestroy(stop));
