@@ -155,6 +155,36 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
 }
+/// A kernel-node argument of a graph for a parameter declared `P`: what [`Arg`]
+/// accepts, and, because a graph holds what it uses borrowed for its whole life, device memory
+/// borrowed *shared* for an `Out<T>` parameter too (`&buffer`, a [`DeviceSlice<T>`]):
+/// so one node can write what another reads, in the order of their dependencies.
+/// Sealed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a graph kernel node's parameter declared `{P}`",
+    label = "not an argument for `{P}`",
+    note = "`In<T>` and `Out<T>` take `&DeviceBuffer<T>` or a view; a value parameter takes a value of its own type"
+)]
+pub trait GraphArg<P: KernelParam>: sealed::ArgBytes<P> {}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<In<T>> for &B {}
+impl<T: DeviceCopy> GraphArg<In<T>> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> GraphArg<Out<T>> for &mut B {}
+impl<T: DeviceCopy> GraphArg<Out<T>> for DeviceSliceMut<'_, T> {}
+impl<T: DeviceCopy> GraphArg<T> for T {}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<Out<T>> for &B {}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Out<T>> for &B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        let v = self.view();
+        slice(scratch, v.device_ptr(), v.len())
+    }
+}
+impl<T: DeviceCopy> GraphArg<Out<T>> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSlice<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        slice(scratch, self.device_ptr(), self.len())
+    }
+}
+
 impl<T: DeviceCopy> Arg<T> for T {}
 impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
     fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
@@ -173,6 +203,24 @@ pub trait Signature: sealed::Layout {}
     note = "the arguments are a tuple: `(&input, &mut output, x)`; a single argument is `(x,)`"
 )]
 pub trait Args<S: Signature>: sealed::Params<S> {}
+
+/// A tuple of graph kernel-node arguments matching the signature `S`, one
+/// [`GraphArg`] per parameter. Sealed.
+#[diagnostic::on_unimplemented(
+    message = "these graph node arguments do not match the kernel's signature `{S}`",
+    label = "one argument per declared parameter, in order",
+    note = "the arguments are a tuple: `(&input, &output, x)`; a single argument is `(x,)`"
+)]
+pub trait GraphArgs<S: Signature>: sealed::Params<S> {}
+
+/// Calls `f` with the parameter-pointer array of `args` (on the stack): one pointer
+/// per parameter of `S`, each to a value of its declared size.
+pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
+    args: A,
+    f: impl FnOnce(&mut [*mut c_void]) -> R,
+) -> R {
+    sealed::Params::<S>::with_params(args, f)
+}
 
 /// (offset, size) of each of `S`'s parameters, as the kernel's parameter buffer lays
 /// them out.
@@ -203,7 +251,8 @@ macro_rules! signatures {
         }
 
         impl<$($P: KernelParam, $A: Arg<$P>),*> Args<($($P,)*)> for ($($A,)*) {}
-        impl<$($P: KernelParam, $A: Arg<$P>),*> sealed::Params<($($P,)*)> for ($($A,)*) {
+        impl<$($P: KernelParam, $A: GraphArg<$P>),*> GraphArgs<($($P,)*)> for ($($A,)*) {}
+        impl<$($P: KernelParam, $A: sealed::ArgBytes<$P>),*> sealed::Params<($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables, unused_mut, clippy::unused_unit)]
             fn with_params<R>(mut self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
                 let mut scratch = [[0u64; 2]; count!($($P)*)];
@@ -268,7 +317,7 @@ impl<S: Signature> Function<'_, S> {
     ) -> Result<(), CudaError> {
         let (g, b) = (grid.into(), block.into());
         let launch = self.driver.table().cuLaunchKernel()?;
-        sealed::Params::<S>::with_params(args, |params| {
+        with_params::<S, _, _>(args, |params| {
             // SAFETY: `params` holds one pointer per declared parameter, each to a value
             // of its declared size (the signature was checked at lookup); the function
             // and stream belong to the current context.

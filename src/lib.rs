@@ -37,6 +37,7 @@ pub mod context;
 pub mod device;
 pub mod error;
 pub mod event;
+pub mod graph;
 pub mod jit;
 pub mod launch;
 pub mod loader;

@@ -222,6 +222,34 @@ fn exclusive<'x, T: DeviceCopy>(
     }
 }
 
+/// `cuMemsetD8/16/32` of `n` elements at `ptr` to `value`, or their `Async` forms on
+/// `stream`.
+///
+/// # Safety
+/// `n` elements of `size_of::<T>()` bytes at `ptr` must be device memory the caller
+/// may write (now, or in `stream`'s order).
+pub(crate) unsafe fn memset<T: MemsetValue>(
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    n: usize,
+    value: T,
+    stream: Option<CUstream>,
+) -> Result<(), CudaError> {
+    let t = driver.table();
+    let bits = value.bits();
+    // SAFETY: the caller's contract.
+    check(unsafe {
+        match (size_of::<T>(), stream) {
+            (1, None) => t.cuMemsetD8()?(ptr, bits as u8, n),
+            (2, None) => t.cuMemsetD16()?(ptr, bits as u16, n),
+            (_, None) => t.cuMemsetD32()?(ptr, bits, n),
+            (1, Some(s)) => t.cuMemsetD8Async()?(ptr, bits as u8, n, s),
+            (2, Some(s)) => t.cuMemsetD16Async()?(ptr, bits as u16, n, s),
+            (_, Some(s)) => t.cuMemsetD32Async()?(ptr, bits, n, s),
+        }
+    })
+}
+
 pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
     len.checked_mul(size_of::<T>())
         .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
@@ -471,19 +499,8 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     where
         T: MemsetValue,
     {
-        let t = self.driver.table();
-        let (ptr, n, bits) = (self.ptr, self.len, value.bits());
-        // SAFETY: `n` elements of `size_of::<T>()` bytes at `ptr` are this view's.
-        check(unsafe {
-            match (size_of::<T>(), stream) {
-                (1, None) => t.cuMemsetD8()?(ptr, bits as u8, n),
-                (2, None) => t.cuMemsetD16()?(ptr, bits as u16, n),
-                (_, None) => t.cuMemsetD32()?(ptr, bits, n),
-                (1, Some(s)) => t.cuMemsetD8Async()?(ptr, bits as u8, n, s),
-                (2, Some(s)) => t.cuMemsetD16Async()?(ptr, bits as u16, n, s),
-                (_, Some(s)) => t.cuMemsetD32Async()?(ptr, bits, n, s),
-            }
-        })
+        // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this view's.
+        unsafe { memset(self.driver, self.ptr, self.len, value, stream) }
     }
 
     /// Sets every byte to zero (queued like [`copy_from`](Self::copy_from)).

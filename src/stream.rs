@@ -106,6 +106,10 @@ impl Stream<'_> {
         self.raw
     }
 
+    pub(crate) fn driver(&self) -> &'static Driver {
+        self.driver
+    }
+
     /// Waits for all work queued on the stream.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: a live stream of the current context.
@@ -221,8 +225,7 @@ unsafe extern "C" fn host_fn_trampoline(_stream: CUstream, status: CUresult, dat
     // SAFETY: `data` came from `Box::into_raw` in `launch_host_fn`; the driver calls
     // each stream callback exactly once.
     let f = unsafe { Box::from_raw(data.cast::<HostFn>()) };
-    let _marked = InCallback::enter();
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    run_host_code(|| {
         if status == CUresult::CUDA_SUCCESS {
             f();
         } else {
@@ -232,7 +235,15 @@ unsafe extern "C" fn host_fn_trampoline(_stream: CUstream, status: CUresult, dat
             );
             drop(f);
         }
-    }));
+    });
+}
+
+/// Runs host code the driver called (a stream callback, a graph's host node): marked
+/// as inside a host callback, and with any panic caught, counted and logged — a panic
+/// never unwinds into the driver.
+pub(crate) fn run_host_code(f: impl FnOnce()) {
+    let _marked = InCallback::enter();
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     if let Err(payload) = ran {
         HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
         tracing::error!("a host callback panicked; the panic was caught at the driver boundary");
@@ -330,6 +341,14 @@ impl Stream<'_> {
 }
 
 impl<'env> AsyncScope<'_, 'env> {
+    pub(crate) fn driver(&self) -> &'static Driver {
+        self.driver
+    }
+
+    pub(crate) fn stream(&self) -> CUstream {
+        self.stream
+    }
+
     /// Queues a copy of `src` into `dst` (same length).
     pub fn copy_to_device<T: DeviceCopy>(
         &self,

@@ -59,6 +59,39 @@ pub enum CudaError {
     /// mean nothing to each other.
     #[error("the context belongs to another CUDA driver than the binding's")]
     ForeignDriver,
+    /// A graph node handle used with a graph it does not belong to (another graph, or
+    /// one cloned before the node was added).
+    #[error("the node (#{index}) belongs to another graph")]
+    ForeignGraphNode {
+        /// The node's index in the graph that made it.
+        index: usize,
+    },
+    /// `cuGraphExecUpdate` refused the new graph: the reason the driver gave, and the
+    /// node it named (its index in the new graph), if any.
+    #[error("the executable graph cannot take this update: {reason:?}{}", node.map(|n| format!(" at node #{n}")).unwrap_or_default())]
+    GraphUpdate {
+        /// The driver's reason (`CUgraphExecUpdateResultInfo::result`).
+        reason: crate::sys::CUgraphExecUpdateResult,
+        /// The offending node of the new graph, by index, when the driver named one.
+        node: Option<usize>,
+    },
+    /// A stream that should be capturing is not (the driver accepted the capture but
+    /// reports another status): work through the capture would run instead.
+    #[error(
+        "the stream is not capturing (status {status:?}): nothing is queued through the capture"
+    )]
+    CaptureNotActive {
+        /// The status the driver reported.
+        status: crate::sys::CUstreamCaptureStatus,
+    },
+    /// A path the driver cannot be given (it holds a NUL byte).
+    #[error("the path {path:?} cannot be passed to the driver: {reason}")]
+    InvalidPath {
+        /// The path.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
     /// A driver call from inside a host callback, which CUDA forbids (it can hang).
     #[error("CUDA forbids driver calls inside a host callback; no binding is made there")]
     InHostCallback,

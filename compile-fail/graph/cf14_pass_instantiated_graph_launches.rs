@@ -1,0 +1,15 @@
+// CF14 twin: instantiate, then launch inside a stream scope.
+use oxicuda_driver::sys::CUstream_flags;
+use oxicuda_driver::{CudaError, CurrentContext};
+
+#[allow(dead_code)]
+fn launch(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
+    let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    let mut graph = cur.create_graph()?;
+    graph.add_empty(&[])?;
+    let exec = graph.instantiate()?;
+    stream.scope(|s| s.launch_graph(&exec))??;
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,16 @@
+// CF16: ending a capture consumes it: it cannot end twice.
+use oxicuda_driver::graph::CaptureMode;
+use oxicuda_driver::sys::CUstream_flags;
+use oxicuda_driver::{CudaError, CurrentContext};
+
+#[allow(dead_code)]
+fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
+    let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    let first = capture.end()?;
+    let second = capture.end()?;
+    drop((first, second));
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// CF16 twin: one capture, one end, one graph.
+use oxicuda_driver::graph::CaptureMode;
+use oxicuda_driver::sys::CUstream_flags;
+use oxicuda_driver::{CudaError, CurrentContext};
+
+#[allow(dead_code)]
+fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
+    let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
+    let graph = capture.end()?;
+    drop(graph);
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,578 @@
+//! CUDA graphs as typestate: **Capturing → Built → Instantiated**.
+//!
+//! A [`Graph`] is built node by node ([`CurrentContext::create_graph`]) or by capturing
+//! a stream ([`Stream::begin_capture`](crate::stream::Stream::begin_capture), which
+//! yields a [`Capturing`] guard). [`Graph::instantiate`] consumes it into a
+//! [`GraphExec`], the only state that launches — and only inside a stream scope
+//! ([`AsyncScope::launch_graph`](crate::stream::AsyncScope::launch_graph)), which
+//! returns once the graph has run. What each state prevents:
+//!
+//! - **Capturing** (CF13, CF16): the capturing stream is borrowed mutably, so it cannot
+//!   be synchronised, queried or scoped until the capture ends; the guard offers only
+//!   what is legal under capture. [`Capturing::end`] consumes the guard: a capture ends
+//!   once.
+//! - **Built** (CF14, CF15): a graph has no launch; instantiating consumes it, so no
+//!   node can be added to an instantiated graph.
+//! - **Instantiated** (CF14, CF17): launches only inside a scope, so when it is dropped
+//!   nothing of it runs.
+//!
+//! **Lifetimes (CF17).** A graph's `'g` is bounded by its context's binding and by
+//! every buffer, view, host slice, event, function and host closure a node refers to,
+//! each borrowed for as long as the graph — built or executable — lives. Device memory
+//! is borrowed shared, also where a node writes it ([`GraphArg`](crate::launch::GraphArg)),
+//! so that one node may write what another reads, in dependency order; that is enough
+//! for the guarantee: no buffer a graph uses can be freed or written by the host while
+//! the graph exists. Host memory a copy node writes is borrowed mutably, so the host can
+//! neither read nor write it until the graph is dropped; host memory a node reads is
+//! borrowed shared.
+//!
+//! **Node handles** ([`Node`], [`KernelNode`]) are an index and the identity of the
+//! graph that made them; they hold no driver pointer, so a stale or foreign handle is a
+//! typed error ([`CudaError::ForeignGraphNode`]), never a dangling handle in the driver.
+//!
+//! Not offered yet: memory-allocation and -free nodes, conditional nodes, external
+//! semaphores, batch memory operations, and node removal.
+
+mod capture;
+mod exec;
+
+pub use capture::{CaptureMode, Capturing, Forked};
+pub use exec::GraphExec;
+
+use crate::context::CurrentContext;
+use crate::error::{CudaError, check};
+use crate::event::{Event, EventKind};
+use crate::launch::{Dim3, GraphArgs, Signature};
+use crate::loader::Driver;
+use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, bytes, same_len};
+use crate::module::Function;
+use crate::sys::{
+    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS_v2, CUDA_MEMCPY3D_v2, CUDA_MEMSET_NODE_PARAMS,
+    CUcontext, CUdeviceptr, CUfunction, CUgraph, CUgraphNode, CUgraphNodeType, CUkernel,
+    CUmemorytype,
+};
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A host function of a graph: called each time its node runs, possibly many times.
+pub(crate) type HostNodeFn<'g> = Box<dyn Fn() + Send + Sync + 'g>;
+
+/// Host functions kept alive while any graph or executable graph may call them.
+pub(crate) type KeptFns<'g> = Vec<Arc<HostNodeFn<'g>>>;
+
+static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_GRAPH.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A built graph of the current context: nodes and their dependencies. Not `Send`.
+pub struct Graph<'g> {
+    pub(crate) driver: &'static Driver,
+    pub(crate) raw: CUgraph,
+    pub(crate) id: u64,
+    /// The driver's nodes, in the order they were added: a [`Node`] is an index here.
+    pub(crate) nodes: Vec<CUgraphNode>,
+    pub(crate) host_fns: KeptFns<'g>,
+    pub(crate) _tied: PhantomData<(&'g (), *const ())>,
+}
+
+/// A node of one graph: its index and that graph's identity. Holds no driver handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Node {
+    graph: u64,
+    index: usize,
+}
+
+impl Node {
+    /// Its index among its graph's nodes, in the order they were added.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+/// A kernel node with its signature `S`, so that an executable graph can be given new
+/// arguments for it, checked by the compiler like a launch's
+/// ([`GraphExec::set_kernel_args`]).
+pub struct KernelNode<S: Signature> {
+    node: Node,
+    func: CUfunction,
+    grid: Dim3,
+    block: Dim3,
+    shared_bytes: u32,
+    _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> Clone for KernelNode<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S: Signature> Copy for KernelNode<S> {}
+
+impl<S: Signature> KernelNode<S> {
+    /// The node, for dependencies.
+    pub fn node(&self) -> Node {
+        self.node
+    }
+}
+
+impl<S: Signature> From<KernelNode<S>> for Node {
+    fn from(k: KernelNode<S>) -> Node {
+        k.node
+    }
+}
+
+impl<'ctx> CurrentContext<'ctx> {
+    /// Creates an empty graph, to be built node by node.
+    pub fn create_graph(&self) -> Result<Graph<'_>, CudaError> {
+        let mut raw = CUgraph::NULL;
+        // SAFETY: a valid out-pointer; flags must be 0.
+        check(unsafe { self.driver().table().cuGraphCreate()?(&mut raw, 0) })?;
+        Ok(Graph::from_raw(self.driver(), raw, Vec::new()))
+    }
+}
+
+/// The parameters of a kernel node; `params` must outlive their use.
+pub(crate) fn kernel_node_params(
+    func: CUfunction,
+    grid: Dim3,
+    block: Dim3,
+    shared_bytes: u32,
+    params: &mut [*mut c_void],
+) -> CUDA_KERNEL_NODE_PARAMS_v2 {
+    CUDA_KERNEL_NODE_PARAMS_v2 {
+        func,
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: shared_bytes,
+        kernelParams: params.as_mut_ptr(),
+        extra: core::ptr::null_mut(),
+        kern: CUkernel::NULL,
+        ctx: CUcontext::NULL,
+    }
+}
+
+/// One end of a linear copy.
+pub(crate) enum End {
+    Host(*const c_void),
+    HostMut(*mut c_void),
+    Device(CUdeviceptr),
+}
+
+/// The parameters of a linear copy of `bytes` bytes.
+pub(crate) fn copy_params(dst: End, src: End, bytes: usize) -> CUDA_MEMCPY3D_v2 {
+    // SAFETY: the struct is integers, raw pointers and handles: all-zero is valid
+    // (null pointers, no offsets), and is what the driver expects of unused fields.
+    let mut p: CUDA_MEMCPY3D_v2 = unsafe { core::mem::zeroed() };
+    match src {
+        End::Host(h) => {
+            p.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            p.srcHost = h;
+        }
+        End::HostMut(h) => {
+            p.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            p.srcHost = h.cast_const();
+        }
+        End::Device(d) => {
+            p.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            p.srcDevice = d;
+        }
+    }
+    match dst {
+        End::Host(h) => {
+            p.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            p.dstHost = h.cast_mut();
+        }
+        End::HostMut(h) => {
+            p.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
+            p.dstHost = h;
+        }
+        End::Device(d) => {
+            p.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+            p.dstDevice = d;
+        }
+    }
+    p.WidthInBytes = bytes;
+    p.Height = 1;
+    p.Depth = 1;
+    p
+}
+
+/// The parameters of a memset of `len` elements of `T` to `value`.
+pub(crate) fn memset_params<T: MemsetValue>(
+    dst: CUdeviceptr,
+    len: usize,
+    value: T,
+) -> CUDA_MEMSET_NODE_PARAMS {
+    CUDA_MEMSET_NODE_PARAMS {
+        dst,
+        pitch: 0,
+        value: value.bits(),
+        elementSize: size_of::<T>() as u32,
+        width: len,
+        height: 1,
+    }
+}
+
+/// Calls a graph host node's function (`userData` is an `Arc<HostNodeFn>`'s target).
+pub(crate) unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
+    // SAFETY: `data` points to a `HostNodeFn` kept alive by every graph and executable
+    // graph that can run this node (their `host_fns`), so it is live while they are.
+    let f = unsafe { &*data.cast::<HostNodeFn<'static>>() };
+    crate::stream::run_host_code(f);
+}
+
+/// A host function, boxed and kept; returns the node parameters that call it.
+pub(crate) fn host_params<'g>(
+    keep: &mut KeptFns<'g>,
+    f: impl Fn() + Send + Sync + 'g,
+) -> CUDA_HOST_NODE_PARAMS {
+    let f: Arc<HostNodeFn<'g>> = Arc::new(Box::new(f));
+    let data = Arc::as_ptr(&f).cast_mut().cast::<c_void>();
+    keep.push(f);
+    CUDA_HOST_NODE_PARAMS {
+        fn_: Some(host_node_trampoline),
+        userData: data,
+    }
+}
+
+impl<'g> Graph<'g> {
+    pub(crate) fn from_raw(
+        driver: &'static Driver,
+        raw: CUgraph,
+        host_fns: KeptFns<'g>,
+    ) -> Graph<'g> {
+        Graph {
+            driver,
+            raw,
+            id: next_id(),
+            nodes: Vec::new(),
+            host_fns,
+            _tied: PhantomData,
+        }
+    }
+
+    /// The driver's handle.
+    pub fn raw(&self) -> CUgraph {
+        self.raw
+    }
+
+    /// How many nodes were added through this value.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no node was added through this value.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The driver's handle of `node`, if it is one of this graph's.
+    pub(crate) fn raw_node(&self, node: Node) -> Result<CUgraphNode, CudaError> {
+        match self.nodes.get(node.index) {
+            Some(raw) if node.graph == self.id => Ok(*raw),
+            _ => Err(CudaError::ForeignGraphNode { index: node.index }),
+        }
+    }
+
+    /// The index of a driver node of this graph.
+    pub(crate) fn index_of(&self, raw: CUgraphNode) -> Option<usize> {
+        self.nodes.iter().position(|n| *n == raw)
+    }
+
+    fn deps(&self, deps: &[Node]) -> Result<Vec<CUgraphNode>, CudaError> {
+        deps.iter().map(|d| self.raw_node(*d)).collect()
+    }
+
+    /// Adds a node with `add(out, graph, deps, count)`.
+    fn add(
+        &mut self,
+        deps: &[Node],
+        add: impl FnOnce(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize) -> crate::sys::CUresult,
+    ) -> Result<Node, CudaError> {
+        let deps = self.deps(deps)?;
+        let mut raw = CUgraphNode::NULL;
+        check(add(&mut raw, self.raw, deps.as_ptr(), deps.len()))?;
+        self.nodes.push(raw);
+        Ok(Node {
+            graph: self.id,
+            index: self.nodes.len() - 1,
+        })
+    }
+
+    /// Adds a node that does nothing: a join point for dependencies.
+    pub fn add_empty(&mut self, deps: &[Node]) -> Result<Node, CudaError> {
+        let f = self.driver.table().cuGraphAddEmptyNode()?;
+        // SAFETY: a valid out-pointer, this graph, and `count` nodes of it.
+        self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n) })
+    }
+
+    /// Adds a launch of `function` on `grid × block` threads with `shared_bytes` of
+    /// dynamic shared memory and `args` — checked by the compiler against `S`, as for
+    /// a launch. The driver copies the argument values now; the memory they name stays
+    /// borrowed for the graph's lifetime `'g`.
+    pub fn add_kernel<S: Signature>(
+        &mut self,
+        deps: &[Node],
+        function: &'g Function<'_, S>,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: impl GraphArgs<S> + 'g,
+    ) -> Result<KernelNode<S>, CudaError> {
+        let (grid, block) = (grid.into(), block.into());
+        let f = self.driver.table().cuGraphAddKernelNode()?;
+        let func = function.raw;
+        let node = crate::launch::with_params::<S, _, _>(args, |params| {
+            let p = kernel_node_params(func, grid, block, shared_bytes, params);
+            // SAFETY: one pointer per declared parameter, each to a value of its
+            // declared size (checked at lookup), read by the driver during the call.
+            self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, &p) })
+        })?;
+        Ok(KernelNode {
+            node,
+            func,
+            grid,
+            block,
+            shared_bytes,
+            _s: PhantomData,
+        })
+    }
+
+    fn add_copy_node(&mut self, deps: &[Node], p: CUDA_MEMCPY3D_v2) -> Result<Node, CudaError> {
+        let f = self.driver.table().cuGraphAddMemcpyNode()?;
+        let ctx = current_context(self.driver)?;
+        // SAFETY: both ends name memory of at least `WidthInBytes` bytes, borrowed for
+        // the graph's lifetime by the caller's signature.
+        self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, &p, ctx) })
+    }
+
+    /// Adds a copy of host memory into device memory (same length).
+    pub fn add_copy_to_device<T: DeviceCopy>(
+        &mut self,
+        deps: &[Node],
+        dst: &'g impl DeviceRead<T>,
+        src: &'g [T],
+    ) -> Result<Node, CudaError> {
+        let d = dst.view();
+        same_len(d.len(), src.len())?;
+        let p = copy_params(
+            End::Device(d.device_ptr()),
+            End::Host(src.as_ptr().cast()),
+            bytes::<T>(src.len())?,
+        );
+        self.add_copy_node(deps, p)
+    }
+
+    /// Adds a copy of device memory into host memory (same length).
+    pub fn add_copy_to_host<T: DeviceCopy>(
+        &mut self,
+        deps: &[Node],
+        dst: &'g mut [T],
+        src: &'g impl DeviceRead<T>,
+    ) -> Result<Node, CudaError> {
+        let s = src.view();
+        same_len(dst.len(), s.len())?;
+        let p = copy_params(
+            End::HostMut(dst.as_mut_ptr().cast()),
+            End::Device(s.device_ptr()),
+            bytes::<T>(dst.len())?,
+        );
+        self.add_copy_node(deps, p)
+    }
+
+    /// Adds a copy between device memory (same length).
+    pub fn add_copy<T: DeviceCopy>(
+        &mut self,
+        deps: &[Node],
+        dst: &'g impl DeviceRead<T>,
+        src: &'g impl DeviceRead<T>,
+    ) -> Result<Node, CudaError> {
+        let (d, s) = (dst.view(), src.view());
+        same_len(d.len(), s.len())?;
+        let p = copy_params(
+            End::Device(d.device_ptr()),
+            End::Device(s.device_ptr()),
+            bytes::<T>(s.len())?,
+        );
+        self.add_copy_node(deps, p)
+    }
+
+    /// Adds setting every element of `dst` to `value`.
+    pub fn add_fill<T: MemsetValue>(
+        &mut self,
+        deps: &[Node],
+        dst: &'g impl DeviceRead<T>,
+        value: T,
+    ) -> Result<Node, CudaError> {
+        let d = dst.view();
+        let p = memset_params(d.device_ptr(), d.len(), value);
+        let f = self.driver.table().cuGraphAddMemsetNode()?;
+        let ctx = current_context(self.driver)?;
+        // SAFETY: `len` elements at `dst` are the view's, borrowed for `'g`.
+        self.add(deps, |out, g, dd, n| unsafe { f(out, g, dd, n, &p, ctx) })
+    }
+
+    /// Adds a call of `f` on a driver thread, each time the node runs. Inside it no
+    /// binding can be made (CUDA forbids driver calls there); a panic is caught and
+    /// counted ([`host_callback_panics`](crate::stream::host_callback_panics)).
+    pub fn add_host_fn(
+        &mut self,
+        deps: &[Node],
+        f: impl Fn() + Send + Sync + 'g,
+    ) -> Result<Node, CudaError> {
+        let add = self.driver.table().cuGraphAddHostNode()?;
+        let p = host_params(&mut self.host_fns, f);
+        // SAFETY: the function and its data live as long as this graph and every
+        // graph made from it (`host_fns`).
+        self.add(deps, |out, g, d, n| unsafe { add(out, g, d, n, &p) })
+    }
+
+    /// Adds recording `event` (it completes when the node's dependencies have).
+    pub fn add_event_record<K: EventKind>(
+        &mut self,
+        deps: &[Node],
+        event: &'g Event<'_, K>,
+    ) -> Result<Node, CudaError> {
+        let f = self.driver.table().cuGraphAddEventRecordNode()?;
+        let e = event.raw();
+        // SAFETY: a live event, borrowed for `'g`.
+        self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, e) })
+    }
+
+    /// Adds waiting for `event`'s last record before the node's dependents run.
+    pub fn add_event_wait<K: EventKind>(
+        &mut self,
+        deps: &[Node],
+        event: &'g Event<'_, K>,
+    ) -> Result<Node, CudaError> {
+        let f = self.driver.table().cuGraphAddEventWaitNode()?;
+        let e = event.raw();
+        // SAFETY: a live event, borrowed for `'g`.
+        self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, e) })
+    }
+
+    /// Adds `child` as one node (the driver copies it; its host functions are kept
+    /// alive by this graph too).
+    pub fn add_child(&mut self, deps: &[Node], child: &Graph<'g>) -> Result<Node, CudaError> {
+        let f = self.driver.table().cuGraphAddChildGraphNode()?;
+        let c = child.raw;
+        // SAFETY: a live graph of the same context.
+        let node = self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, c) })?;
+        self.host_fns.extend(child.host_fns.iter().cloned());
+        Ok(node)
+    }
+
+    /// Makes `to` depend on `from`.
+    pub fn add_dependency(&mut self, from: Node, to: Node) -> Result<(), CudaError> {
+        let (a, b) = (self.raw_node(from)?, self.raw_node(to)?);
+        let t = self.driver.table();
+        // SAFETY: two nodes of this graph; one edge, no edge data.
+        check(unsafe {
+            match t.cuGraphAddDependencies() {
+                Ok(f) => f(self.raw, &a, &b, core::ptr::null(), 1),
+                Err(_) => t.cuGraphAddDependencies_v10000()?(self.raw, &a, &b, 1),
+            }
+        })
+    }
+
+    /// The kind of `node`.
+    pub fn node_type(&self, node: Node) -> Result<CUgraphNodeType, CudaError> {
+        let raw = self.raw_node(node)?;
+        let mut ty = CUgraphNodeType(0);
+        // SAFETY: a node of this graph and a valid out-pointer.
+        check(unsafe { self.driver.table().cuGraphNodeGetType()?(raw, &mut ty) })?;
+        Ok(ty)
+    }
+
+    /// How many nodes the driver counts in the graph (a child graph counts as one).
+    pub fn driver_node_count(&self) -> Result<usize, CudaError> {
+        let mut n = 0usize;
+        // SAFETY: a live graph; a null array asks for the count only.
+        check(unsafe {
+            self.driver.table().cuGraphGetNodes()?(self.raw, core::ptr::null_mut(), &mut n)
+        })?;
+        Ok(n)
+    }
+
+    /// A copy of the graph (`cuGraphClone`), borrowing what this one borrows. Node
+    /// handles of this graph become handles of the copy through
+    /// [`node_in_clone`](Self::node_in_clone).
+    pub fn try_clone(&self) -> Result<Graph<'g>, CudaError> {
+        let t = self.driver.table();
+        let mut raw = CUgraph::NULL;
+        // SAFETY: a valid out-pointer and a live graph.
+        check(unsafe { t.cuGraphClone()?(&mut raw, self.raw) })?;
+        let mut copy = Graph::from_raw(self.driver, raw, self.host_fns.clone());
+        let find = t.cuGraphNodeFindInClone()?;
+        for original in &self.nodes {
+            let mut n = CUgraphNode::NULL;
+            // SAFETY: a node of the original and the clone made from it.
+            check(unsafe { find(&mut n, *original, raw) })?;
+            copy.nodes.push(n);
+        }
+        Ok(copy)
+    }
+
+    /// The node of this clone that corresponds to `original`'s node `node`.
+    pub fn node_in_clone(&self, original: &Graph<'_>, node: Node) -> Result<Node, CudaError> {
+        original.raw_node(node)?;
+        if node.index >= self.nodes.len() {
+            return Err(CudaError::ForeignGraphNode { index: node.index });
+        }
+        Ok(Node {
+            graph: self.id,
+            index: node.index,
+        })
+    }
+
+    /// Writes the graph in Graphviz DOT (`cuGraphDebugDotPrint`, verbose) to `path`.
+    pub fn write_dot(&self, path: &Path) -> Result<(), CudaError> {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
+            CudaError::InvalidPath {
+                path: path.to_path_buf(),
+                reason: "it contains a NUL byte",
+            }
+        })?;
+        // SAFETY: a live graph and a NUL-terminated path; flag 1 is
+        // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE.
+        check(unsafe { self.driver.table().cuGraphDebugDotPrint()?(self.raw, c.as_ptr(), 1) })
+    }
+
+    /// Instantiates the graph (consuming it: no node can be added afterwards, CF15).
+    /// On failure the graph is dropped with the error.
+    pub fn instantiate(self) -> Result<GraphExec<'g>, CudaError> {
+        GraphExec::new(self)
+    }
+}
+
+/// The current context's handle (memcpy and memset nodes name it).
+fn current_context(driver: &'static Driver) -> Result<CUcontext, CudaError> {
+    let mut c = CUcontext::NULL;
+    // SAFETY: a valid out-pointer.
+    check(unsafe { driver.table().cuCtxGetCurrent()?(&mut c) })?;
+    Ok(c)
+}
+
+impl Drop for Graph<'_> {
+    fn drop(&mut self) {
+        if let Ok(destroy) = self.driver.table().cuGraphDestroy() {
+            // SAFETY: this value owns the graph.
+            let r = unsafe { destroy(self.raw) };
+            if check(r).is_err() {
+                tracing::warn!(?r, "cuGraphDestroy failed");
+            }
+        }
+    }
+}
+
+static_assertions::assert_not_impl_any!(Graph<'static>: Send, Sync);
+static_assertions::assert_impl_all!(Node: Send, Sync, Copy);

@@ -1,0 +1,358 @@
+//! Graphs through the safe layer, on softcuda (or with `--features gpu-tests` the
+//! driver the environment names): every node kind, dependencies, clone and DOT,
+//! instantiate, launch inside a scope, kernel-argument and whole-graph update (and
+//! its typed failure), the three capture modes, fork and join, invalidation and
+//! unjoined forks as typed errors. No live object is left behind.
+
+mod common;
+
+use common::on_device0;
+
+use oxicuda_driver::CudaError;
+use oxicuda_driver::graph::{CaptureMode, Graph};
+use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::module::JitOptions;
+use oxicuda_driver::stream::{NoTiming, host_callback_panics};
+use oxicuda_driver::sys::{CUgraphExecUpdateResult, CUgraphNodeType, CUresult, CUstream_flags};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const SLICES: &str = include_str!("../kernels/slices.ptx");
+const N: usize = 1000;
+
+fn ramp(scale: f32) -> Vec<f32> {
+    (0..N).map(|i| i as f32 * scale).collect()
+}
+
+#[test]
+fn an_explicit_graph_runs_its_nodes_in_dependency_order() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: each kernel writes its `Slice<float>` only below
+        // its length and reads its inputs only below theirs.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+        // SAFETY: as above.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let (xs, ys) = (ramp(1.0), ramp(2.0));
+        let (a, b, c) = (
+            cur.alloc::<f32>(N)?,
+            cur.alloc::<f32>(N)?,
+            cur.alloc::<f32>(N)?,
+        );
+        let mut out = vec![0f32; N];
+        let runs = AtomicUsize::new(0);
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let event = cur.create_event::<NoTiming>()?;
+        {
+            let mut g = cur.create_graph()?;
+            let upload_a = g.add_copy_to_device(&[], &a, &xs)?;
+            let upload_b = g.add_copy_to_device(&[], &b, &ys)?;
+            let clear = g.add_fill(&[], &c, 7.0f32)?;
+            let join = g.add_empty(&[upload_a, upload_b, clear])?;
+            // After the uploads and the fill: c = a + b; then c = 1·a + c = 2a + b.
+            let grid = N.div_ceil(256) as u32;
+            let k = g.add_kernel(&[join], &add, grid, 256, 0, (&a, &b, &c))?;
+            let k2 = g.add_kernel(&[k.node()], &saxpy, grid, 256, 0, (1.0f32, &a, &c))?;
+            let rec = g.add_event_record(&[k2.node()], &event)?;
+            let wait = g.add_event_wait(&[rec], &event)?;
+            let down = g.add_copy_to_host(&[wait], &mut out, &c)?;
+            let count = g.add_host_fn(&[down], || {
+                runs.fetch_add(1, Ordering::SeqCst);
+            })?;
+            assert_eq!(g.len(), 10);
+            assert_eq!(g.driver_node_count()?, 10);
+            assert_eq!(
+                g.node_type(down)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY
+            );
+            assert_eq!(
+                g.node_type(k.node())?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL
+            );
+            assert_eq!(
+                g.node_type(clear)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET
+            );
+            assert_eq!(
+                g.node_type(upload_a)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY
+            );
+            assert_eq!(
+                g.node_type(count)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_HOST
+            );
+            assert_eq!(
+                g.node_type(join)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY
+            );
+            assert_eq!(
+                g.node_type(rec)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD
+            );
+            assert_eq!(
+                g.node_type(wait)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT
+            );
+            // A DOT file of the graph.
+            let dot =
+                std::env::temp_dir().join(format!("oxicuda-graph-{}.dot", std::process::id()));
+            g.write_dot(&dot)?;
+            let text = std::fs::read_to_string(&dot).unwrap();
+            std::fs::remove_file(&dot).unwrap();
+            assert!(text.contains("digraph"), "{text}");
+            let exec = g.instantiate()?;
+            exec.upload(&stream)?;
+            stream.scope(|s| -> Result<(), CudaError> {
+                for _ in 0..3 {
+                    s.launch_graph(&exec)?;
+                }
+                Ok(())
+            })??;
+        }
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            3,
+            "the host node ran once per launch"
+        );
+        assert!(
+            out.iter().enumerate().all(|(i, v)| *v == 4.0 * i as f32),
+            "{:?}",
+            &out[..4]
+        );
+        assert_eq!(c.to_vec()?, out);
+        Ok(())
+    });
+}
+
+#[test]
+fn kernel_arguments_and_whole_graphs_update_an_executable_graph() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy writes y only below its length.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let x = cur.alloc_from(&ramp(1.0))?;
+        let y1 = cur.alloc_from(&vec![1.0f32; N])?;
+        let y2 = cur.alloc_from(&vec![1.0f32; N])?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let grid = N.div_ceil(256) as u32;
+        {
+            let mut g = cur.create_graph()?;
+            let k = g.add_kernel(&[], &saxpy, grid, 256, 0, (2.0f32, &x, &y1))?;
+            let mut exec = g.instantiate()?;
+            stream.scope(|s| s.launch_graph(&exec))??; // y1 = 2x + 1
+            exec.set_kernel_args(&k, (3.0f32, &x, &y2))?;
+            stream.scope(|s| s.launch_graph(&exec))??; // y2 = 3x + 1
+            // A node handle of another graph is refused.
+            let mut other = cur.create_graph()?;
+            let stray = other.add_empty(&[])?;
+            let stray_again = other.add_empty(&[stray])?;
+            match exec.graph().node_type(stray_again) {
+                Err(CudaError::ForeignGraphNode { index: 1 }) => {}
+                r => panic!("expected ForeignGraphNode, got {r:?}"),
+            }
+            // An update with another topology fails, naming the reason and node.
+            match exec.update(other) {
+                Err(CudaError::GraphUpdate { reason, .. }) => assert_ne!(
+                    reason,
+                    CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS
+                ),
+                r => panic!("expected GraphUpdate, got {r:?}"),
+            }
+            // The same topology updates: y1 = 0.5x + (2x + 1).
+            let mut same = cur.create_graph()?;
+            same.add_kernel(&[], &saxpy, grid, 256, 0, (0.5f32, &x, &y1))?;
+            exec.update(same)?;
+            stream.scope(|s| s.launch_graph(&exec))??;
+        }
+        let (v1, v2) = (y1.to_vec()?, y2.to_vec()?);
+        for i in 0..N {
+            let xi = i as f32;
+            assert_eq!(v1[i], 2.5 * xi + 1.0, "y1[{i}]");
+            assert_eq!(v2[i], 3.0 * xi + 1.0, "y2[{i}]");
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn clones_children_and_explicit_dependencies() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy writes y only below its length.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let x = cur.alloc_from(&vec![1.0f32; N])?;
+        let y = cur.alloc_from(&vec![0.0f32; N])?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let grid = N.div_ceil(256) as u32;
+        let calls = AtomicUsize::new(0);
+        {
+            // A child: y += x, then a host call.
+            let mut child = cur.create_graph()?;
+            let k = child.add_kernel(&[], &saxpy, grid, 256, 0, (1.0f32, &x, &y))?;
+            child.add_host_fn(&[k.node()], || {
+                calls.fetch_add(1, Ordering::SeqCst);
+            })?;
+            let mut parent = cur.create_graph()?;
+            let first = parent.add_child(&[], &child)?;
+            let second = parent.add_child(&[], &child)?;
+            parent.add_dependency(first, second)?;
+            assert_eq!(
+                parent.node_type(first)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH
+            );
+            // The clone runs the same work; the original's handles find its nodes.
+            let copy = parent.try_clone()?;
+            let in_copy = copy.node_in_clone(&parent, second)?;
+            assert_eq!(
+                copy.node_type(in_copy)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH
+            );
+            assert!(matches!(
+                copy.node_type(second),
+                Err(CudaError::ForeignGraphNode { .. })
+            ));
+            drop((child, parent));
+            let exec = copy.instantiate()?;
+            stream.scope(|s| s.launch_graph(&exec))??;
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert!(y.to_vec()?.iter().all(|v| *v == 2.0));
+        Ok(())
+    });
+}
+
+#[test]
+fn a_panicking_host_node_is_caught_and_counted() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let before = host_callback_panics();
+        let mut g = cur.create_graph()?;
+        g.add_host_fn(&[], || panic!("inside a graph's host node"))?;
+        let exec = g.instantiate()?;
+        stream.scope(|s| s.launch_graph(&exec))??;
+        stream.scope(|s| s.launch_graph(&exec))??;
+        assert_eq!(host_callback_panics(), before + 2);
+        Ok(())
+    });
+}
+
+/// Captures `y = a·x + y` twice over two streams joined by fork and join, in `mode`.
+fn capture_in(mode: CaptureMode) {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy and vector_add write their `Slice<float>`
+        // only below its length.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        // SAFETY: as above.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+        let xs = ramp(1.0);
+        let x = cur.alloc::<f32>(N)?;
+        let y = cur.alloc_from(&vec![1.0f32; N])?;
+        let z = cur.alloc_from(&vec![0.0f32; N])?;
+        let sum = cur.alloc::<f32>(N)?;
+        let mut host = vec![0f32; N];
+        let mut main = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let grid = N.div_ceil(256) as u32;
+        let graph: Graph<'_> = {
+            let cap = main.begin_capture(mode)?;
+            cap.copy_to_device(&x, &xs)?;
+            {
+                let fork = cap.fork(&mut side)?;
+                fork.launch(&saxpy, grid, 256, 0, (2.0f32, &x, &z))?; // z = 2x
+                cap.launch(&saxpy, grid, 256, 0, (1.0f32, &x, &y))?; // y = x + 1
+                cap.join(fork)?;
+            }
+            cap.launch(&add, grid, 256, 0, (&y, &z, &sum))?; // 3x + 1
+            cap.copy_to_host(&mut host, &sum)?;
+            cap.end()?
+        };
+        assert_eq!(graph.driver_node_count()?, 5, "copy, two saxpys, add, copy");
+        let exec = graph.instantiate()?;
+        main.scope(|s| s.launch_graph(&exec))??;
+        drop(exec);
+        assert!(
+            host.iter()
+                .enumerate()
+                .all(|(i, v)| *v == 3.0 * i as f32 + 1.0),
+            "{mode:?}"
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn capture_in_global_mode() {
+    capture_in(CaptureMode::Global);
+}
+
+#[test]
+fn capture_in_thread_local_mode() {
+    capture_in(CaptureMode::ThreadLocal);
+}
+
+#[test]
+fn capture_in_relaxed_mode() {
+    capture_in(CaptureMode::Relaxed);
+}
+
+#[test]
+fn an_illegal_call_during_capture_invalidates_it() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut buf = cur.alloc::<u32>(16)?;
+        let mut other = cur.alloc::<u32>(16)?;
+        let cap = stream.begin_capture(CaptureMode::Global)?;
+        cap.fill(&buf, 7u32)?;
+        // A synchronous copy on this thread during a global capture: refused by the
+        // driver, and the capture is invalidated.
+        let refused = other.copy_from_host(&[1; 16]);
+        assert!(
+            matches!(
+                refused,
+                Err(CudaError::Driver(
+                    CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                        | CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+                ))
+            ),
+            "{refused:?}"
+        );
+        match cap.end().map(|_| ()) {
+            Err(CudaError::Driver(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)) => {}
+            r => panic!("expected STREAM_CAPTURE_INVALIDATED, got {r:?}"),
+        }
+        // The stream works normally again.
+        stream.fill(&mut buf, 3u32)?;
+        stream.synchronize()?;
+        assert_eq!(buf.to_vec()?, vec![3; 16]);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_fork_left_unjoined_fails_the_capture_and_a_dropped_capture_ends_it() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut buf = cur.alloc::<u32>(16)?;
+        let cap = stream.begin_capture(CaptureMode::ThreadLocal)?;
+        {
+            let fork = cap.fork(&mut side)?;
+            fork.fill(&buf, 1u32)?;
+        }
+        match cap.end().map(|_| ()) {
+            Err(CudaError::Driver(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)) => {}
+            r => panic!("expected STREAM_CAPTURE_UNJOINED, got {r:?}"),
+        }
+        // Both streams work normally afterwards.
+        side.fill(&mut buf, 5u32)?;
+        side.synchronize()?;
+        // A capture dropped without end() is ended and its graph discarded.
+        {
+            let cap = stream.begin_capture(CaptureMode::Relaxed)?;
+            cap.fill(&buf, 9u32)?;
+        }
+        stream.synchronize()?;
+        assert_eq!(buf.to_vec()?, vec![5; 16], "captured work never ran");
+        Ok(())
+    });
+}
