@@ -16,8 +16,9 @@
 //!   [`stream`] (streams, scoped asynchronous copies), [`event`] (events),
 //!   [`memory`] (device buffers and views), [`pinned`] (page-locked host memory),
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
-//!   the structured log) and [`launch`] (typed kernel arguments, which reach the
-//!   kernel as slices).
+//!   the structured log), [`launch`] (typed kernel arguments, which reach the
+//!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
+//!   launch — each state a type).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`

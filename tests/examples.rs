@@ -144,3 +144,20 @@ fn streams_events_with_no_driver_chosen_times_two_streams() {
         "{s}"
     );
 }
+
+#[test]
+fn graph_capture_with_no_driver_chosen_matches_stream_launches() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("graph_capture");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("captured 3 nodes"), "{s}");
+    assert!(
+        s.contains("graph and stream launches give the same results, equal to the CPU's"),
+        "{s}"
+    );
+    assert!(s.contains("1000 steps of 3 kernels"), "{s}");
+}
