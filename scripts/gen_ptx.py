@@ -33,12 +33,18 @@ def nvrtc():
     return ctypes.CDLL(str(libs[0]))
 
 
+# Extra options by source. conditional.cu calls the device runtime's
+# cudaGraphSetConditional, which NVRTC declares only with relocatable device code
+# (it emits an extern .func call; a real driver needs the module linked with cudadevrt).
+EXTRA = {"conditional.cu": [b"-rdc=true"]}
+
+
 def compile_one(lib, src: Path, arch: str) -> str:
     prog = ctypes.c_void_p()
     code = src.read_bytes()
     r = lib.nvrtcCreateProgram(ctypes.byref(prog), code, src.name.encode(), 0, None, None)
     assert r == 0, f"nvrtcCreateProgram: {r}"
-    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17"]
+    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17"] + EXTRA.get(src.name, [])
     arr = (ctypes.c_char_p * len(opts))(*opts)
     r = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()

@@ -23,9 +23,9 @@ fn exercise(d: &Driver) {
     assert_eq!(major, 8);
     // What softcuda does not implement is unavailable, by name — not a crash.
     assert!(matches!(
-        t.cuGraphConditionalHandleCreate(),
+        t.cuMemPoolCreate(),
         Err(CudaError::NotSupported {
-            function: "cuGraphConditionalHandleCreate",
+            function: "cuMemPoolCreate",
             ..
         })
     ));

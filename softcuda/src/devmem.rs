@@ -84,6 +84,12 @@ impl Span {
     }
 }
 
+/// The span of the allocation `id` at `base` (graph memory, checked against its
+/// reservation before it is mapped: see `crate::graph::mem`).
+pub fn span(base: u64, id: u64) -> Span {
+    Span { base, id }
+}
+
 /// What `[addr, addr + len)` is: `Some` if it lies inside one mapped range (device
 /// memory, pinned or registered host memory), `None` if it touches none (plain host
 /// memory), `INVALID_VALUE` if it straddles a mapped range's edge. `len` > 0.

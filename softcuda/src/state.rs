@@ -315,6 +315,10 @@ impl crate::ptx::DeviceMemory for KernelMemory {
     fn accessible(&self, addr: u64, len: u64) -> bool {
         find_alloc(&memory(), addr, len).is_some()
     }
+
+    fn set_conditional(&self, handle: u64, value: u32) -> bool {
+        crate::graph::cond::set(handle, value)
+    }
 }
 
 thread_local! {

@@ -178,6 +178,102 @@ pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType = 4;
 pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType = 5;
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType = 6;
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType = 7;
+pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType = 10;
+pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType = 11;
+pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType = 13;
+
+/// `CUgraphConditionalHandle`.
+pub type CUgraphConditionalHandle = u64;
+/// `CUgraphConditionalNodeType`.
+pub type CUgraphConditionalNodeType = c_uint;
+pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType = 0;
+pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType = 1;
+pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType = 2;
+/// `CU_GRAPH_COND_ASSIGN_DEFAULT`.
+pub const CU_GRAPH_COND_ASSIGN_DEFAULT: c_uint = 1;
+
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: c_uint = 1;
+pub const CU_MEM_LOCATION_TYPE_DEVICE: c_uint = 1;
+pub const CU_MEM_HANDLE_TYPE_NONE: c_uint = 0;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: c_uint = 3;
+
+/// `CUmemLocation`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemLocation {
+    pub type_: c_uint,
+    pub id: c_int,
+}
+
+/// `CUmemPoolProps`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemPoolProps {
+    pub allocType: c_uint,
+    pub handleTypes: c_uint,
+    pub location: CUmemLocation,
+    pub win32SecurityAttributes: *mut c_void,
+    pub maxSize: usize,
+    pub usage: u16,
+    pub reserved: [u8; 54],
+}
+
+/// `CUmemAccessDesc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAccessDesc {
+    pub location: CUmemLocation,
+    pub flags: c_uint,
+}
+
+/// `CUDA_MEM_ALLOC_NODE_PARAMS` (v1 and v2 have this layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEM_ALLOC_NODE_PARAMS {
+    pub poolProps: CUmemPoolProps,
+    pub accessDescs: *const CUmemAccessDesc,
+    pub accessDescCount: usize,
+    pub bytesize: usize,
+    pub dptr: CUdeviceptr,
+}
+
+/// `CUDA_MEM_FREE_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_MEM_FREE_NODE_PARAMS {
+    pub dptr: CUdeviceptr,
+}
+
+/// `CUDA_CONDITIONAL_NODE_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_CONDITIONAL_NODE_PARAMS {
+    pub handle: CUgraphConditionalHandle,
+    pub type_: CUgraphConditionalNodeType,
+    pub size: c_uint,
+    pub phGraph_out: *mut CUgraph,
+    pub ctx: CUcontext,
+}
+
+/// The parameter union of `CUgraphNodeParams` (the members softcuda reads).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUgraphNodeParams_union {
+    pub reserved1: [i64; 29],
+    pub alloc: CUDA_MEM_ALLOC_NODE_PARAMS,
+    pub free: CUDA_MEM_FREE_NODE_PARAMS,
+    pub conditional: CUDA_CONDITIONAL_NODE_PARAMS,
+}
+
+/// `CUgraphNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUgraphNodeParams {
+    pub type_: CUgraphNodeType,
+    pub reserved0: [c_int; 3],
+    pub anon_0: CUgraphNodeParams_union,
+    pub reserved2: i64,
+}
 
 pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus = 0;
 pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus = 1;

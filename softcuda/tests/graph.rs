@@ -1594,3 +1594,497 @@ fn launches_of_one_exec_are_ordered() {
     fx.destroy();
     no_leaks();
 }
+
+// ---- memory nodes -------------------------------------------------------------------
+
+fn alloc_params(bytes: usize) -> CUDA_MEM_ALLOC_NODE_PARAMS {
+    CUDA_MEM_ALLOC_NODE_PARAMS {
+        poolProps: CUmemPoolProps {
+            allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
+            handleTypes: CU_MEM_HANDLE_TYPE_NONE,
+            location: CUmemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: 0,
+            },
+            win32SecurityAttributes: null_mut(),
+            maxSize: 0,
+            usage: 0,
+            reserved: [0; 54],
+        },
+        accessDescs: null(),
+        accessDescCount: 0,
+        bytesize: bytes,
+        dptr: 0,
+    }
+}
+
+fn launch_args(p: &mut u64, v: &mut u32) -> [*mut c_void; 2] {
+    [(p as *mut u64).cast(), (v as *mut u32).cast()]
+}
+
+/// Alloc → memset → copy to the host → free: the memory exists only in that window,
+/// at the same address every launch; memory nodes cannot be cloned, embedded or
+/// removed, and a graph with them has one exec at a time.
+#[test]
+fn memory_nodes_allocate_for_their_window_only() {
+    let _g = serial();
+    let fx = Fx::new();
+    let bytes = N * 4;
+    let mut host_buf = vec![0f32; N];
+    // SAFETY: softcuda's exports with valid pointers.
+    unsafe {
+        let g = graph();
+        let mut ap = alloc_params(bytes);
+        let (mut a, mut m, mut c, mut f) = (null_mut(), null_mut(), null_mut(), null_mut());
+        ok(cuGraphAddMemAllocNode(&mut a, g, null(), 0, &mut ap));
+        let d = ap.dptr;
+        assert_ne!(d, 0);
+        assert_eq!(node_type(a), CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+        // Not accessible before the node runs.
+        assert_eq!(control::live_counts().allocations, 0);
+        let mut probe = [0u8; 4];
+        assert_eq!(
+            cuMemcpyDtoH_v2(probe.as_mut_ptr().cast(), d, 4),
+            code::INVALID_VALUE
+        );
+        ok(cuGraphAddMemsetNode(
+            &mut m,
+            g,
+            &a,
+            1,
+            &memset_params(d, TWO),
+            fx.ctx,
+        ));
+        let cp = copy_dtoh(host_buf.as_mut_ptr(), d, bytes);
+        ok(cuGraphAddMemcpyNode(&mut c, g, &m, 1, &cp, fx.ctx));
+        ok(cuGraphAddMemFreeNode(&mut f, g, &c, 1, d));
+        let mut got = alloc_params(0);
+        ok(cuGraphMemAllocNodeGetParams(a, &mut got));
+        assert_eq!((got.dptr, got.bytesize), (d, bytes));
+        let mut fd = 0;
+        ok(cuGraphMemFreeNodeGetParams(f, &mut fd));
+        assert_eq!(fd, d);
+        assert_eq!(cuGraphMemFreeNodeGetParams(a, &mut fd), code::INVALID_VALUE);
+        // Errors.
+        let mut other = null_mut();
+        assert_eq!(
+            cuGraphAddMemFreeNode(&mut other, g, &f, 1, d),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            cuGraphAddMemFreeNode(&mut other, g, null(), 0, d + 4),
+            code::INVALID_VALUE
+        );
+        let mut bad = alloc_params(bytes);
+        bad.poolProps.location.id = 7;
+        assert_eq!(
+            cuGraphAddMemAllocNode(&mut other, g, null(), 0, &mut bad),
+            code::INVALID_VALUE
+        );
+        let mut bad = alloc_params(bytes);
+        bad.poolProps.allocType = 0;
+        assert_eq!(
+            cuGraphAddMemAllocNode(&mut other, g, null(), 0, &mut bad),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            cuGraphAddMemAllocNode(&mut other, g, null(), 0, &mut alloc_params(0)),
+            code::INVALID_VALUE
+        );
+        let mut clone = null_mut();
+        assert_eq!(cuGraphClone(&mut clone, g), code::NOT_SUPPORTED);
+        let parent = graph();
+        assert_eq!(
+            cuGraphAddChildGraphNode(&mut other, parent, null(), 0, g),
+            code::NOT_SUPPORTED
+        );
+        assert_eq!(cuGraphDestroyNode(m), code::NOT_SUPPORTED);
+        assert_eq!(cuGraphRemoveDependencies(g, &a, &m, 1), code::NOT_SUPPORTED);
+        assert_eq!(cuMemFree_v2(d), code::INVALID_VALUE);
+        let exec = instantiate(g);
+        let mut exec2 = null_mut();
+        assert_eq!(
+            cuGraphInstantiateWithFlags(&mut exec2, g, 0),
+            code::INVALID_VALUE
+        );
+        let s = fx.stream(0);
+        for round in 0..2 {
+            host_buf.fill(0.0);
+            ok(cuGraphLaunch(exec, s));
+            ok(cuStreamSynchronize(s));
+            assert!(host_buf.iter().all(|x| *x == 2.0), "round {round}");
+            assert_eq!(control::live_counts().allocations, 0);
+        }
+        // After the free node, a kernel's access is an illegal address (sticky).
+        ok(cuGraphExecDestroy(exec));
+        ok(cuGraphDestroy(g));
+        ok(cuGraphDestroy(parent));
+        let (mut p, mut v) = (d, 1u32);
+        let mut args = launch_args(&mut p, &mut v);
+        let r = cuLaunchKernel(
+            fx.poke,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            s,
+            args.as_mut_ptr(),
+            null_mut(),
+        );
+        ok(r);
+        assert_eq!(cuStreamSynchronize(s), code::ILLEGAL_ADDRESS);
+    }
+    fx.destroy();
+    no_leaks();
+}
+
+/// An allocation its graph does not free stays after the launch, until `cuMemFree`;
+/// relaunching before is refused, unless the exec frees it on launch.
+#[test]
+fn an_allocation_without_a_free_node_outlives_the_launch() {
+    let _g = serial();
+    let fx = Fx::new();
+    let bytes = N * 4;
+    let mut host_buf = vec![0f32; N];
+    // SAFETY: softcuda's exports with valid pointers.
+    unsafe {
+        let g = graph();
+        let mut ap = alloc_params(bytes);
+        let (mut a, mut m) = (null_mut(), null_mut());
+        ok(cuGraphAddMemAllocNode(&mut a, g, null(), 0, &mut ap));
+        let d = ap.dptr;
+        ok(cuGraphAddMemsetNode(
+            &mut m,
+            g,
+            &a,
+            1,
+            &memset_params(d, ONE),
+            fx.ctx,
+        ));
+        let exec = instantiate(g);
+        let s = fx.stream(0);
+        ok(cuGraphLaunch(exec, s));
+        ok(cuStreamSynchronize(s));
+        assert_eq!(control::live_counts().allocations, 1);
+        ok(cuMemcpyDtoH_v2(host_buf.as_mut_ptr().cast(), d, bytes));
+        assert!(host_buf.iter().all(|x| *x == 1.0));
+        assert_eq!(cuGraphLaunch(exec, s), code::INVALID_VALUE);
+        ok(cuMemFree_v2(d));
+        assert_eq!(control::live_counts().allocations, 0);
+        assert_eq!(cuMemFree_v2(d), code::INVALID_VALUE);
+        ok(cuGraphLaunch(exec, s));
+        ok(cuStreamSynchronize(s));
+        ok(cuGraphExecDestroy(exec));
+        // The memory outlives the exec and the graph until freed.
+        ok(cuGraphDestroy(g));
+        assert_eq!(control::live_counts().allocations, 1);
+        ok(cuMemcpyDtoH_v2(host_buf.as_mut_ptr().cast(), d, bytes));
+        ok(cuMemFree_v2(d));
+        // Auto free on launch.
+        let g = graph();
+        let mut ap = alloc_params(bytes);
+        ok(cuGraphAddMemAllocNode(&mut a, g, null(), 0, &mut ap));
+        let mut exec = null_mut();
+        ok(cuGraphInstantiateWithFlags(&mut exec, g, 1));
+        for _ in 0..3 {
+            ok(cuGraphLaunch(exec, s));
+        }
+        ok(cuStreamSynchronize(s));
+        assert_eq!(control::live_counts().allocations, 1);
+        ok(cuMemFree_v2(ap.dptr));
+        ok(cuGraphExecDestroy(exec));
+        ok(cuGraphDestroy(g));
+    }
+    fx.destroy();
+    no_leaks();
+}
+
+// ---- conditional nodes ----------------------------------------------------------------
+
+const CONDITIONAL: &str = concat!(include_str!("../../kernels/conditional.ptx"), "\0");
+
+/// `Slice<unsigned>` of kernels/conditional.cu.
+#[repr(C)]
+struct Slice {
+    ptr: u64,
+    len: u64,
+}
+
+struct CondFx {
+    countdown: CUfunction,
+    bump: CUfunction,
+    set_condition: CUfunction,
+}
+
+fn cond_fx() -> CondFx {
+    // SAFETY: softcuda's exports with valid pointers.
+    unsafe {
+        let mut m = null_mut();
+        ok(cuModuleLoadData(&mut m, CONDITIONAL.as_ptr().cast()));
+        let (mut countdown, mut bump, mut set_condition) = (null_mut(), null_mut(), null_mut());
+        ok(cuModuleGetFunction(
+            &mut countdown,
+            m,
+            c"countdown".as_ptr(),
+        ));
+        ok(cuModuleGetFunction(&mut bump, m, c"bump".as_ptr()));
+        ok(cuModuleGetFunction(
+            &mut set_condition,
+            m,
+            c"set_condition".as_ptr(),
+        ));
+        CondFx {
+            countdown,
+            bump,
+            set_condition,
+        }
+    }
+}
+
+fn one_thread(func: CUfunction, params: *mut *mut c_void) -> CUDA_KERNEL_NODE_PARAMS {
+    CUDA_KERNEL_NODE_PARAMS {
+        func,
+        gridDimX: 1,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: 32,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: 0,
+        kernelParams: params,
+        extra: null_mut(),
+        kern: null_mut(),
+        ctx: null_mut(),
+    }
+}
+
+fn handle(g: CUgraph, ctx: CUcontext, default: u32, flags: u32) -> CUgraphConditionalHandle {
+    let mut h = 0;
+    // SAFETY: a valid out-pointer.
+    ok(unsafe { cuGraphConditionalHandleCreate(&mut h, g, ctx, default, flags) });
+    h
+}
+
+/// Adds a conditional node of `ty` on `h` to `g`; its body graph.
+fn add_cond(g: CUgraph, deps: &[CUgraphNode], h: u64, ty: u32) -> (CUgraphNode, CUgraph) {
+    let mut body = null_mut();
+    let mut p = CUgraphNodeParams {
+        type_: CU_GRAPH_NODE_TYPE_CONDITIONAL,
+        reserved0: [0; 3],
+        anon_0: CUgraphNodeParams_union { reserved1: [0; 29] },
+        reserved2: 0,
+    };
+    p.anon_0.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+        handle: h,
+        type_: ty,
+        size: 1,
+        phGraph_out: &mut body,
+        ctx: null_mut(),
+    };
+    let mut n = null_mut();
+    // SAFETY: valid pointers.
+    ok(unsafe { cuGraphAddNode_v2(&mut n, g, deps.as_ptr(), null(), deps.len(), &mut p) });
+    assert!(!body.is_null());
+    (n, body)
+}
+
+fn read_u32(d: u64) -> u32 {
+    let mut v = 0u32;
+    // SAFETY: a valid host buffer.
+    ok(unsafe { cuMemcpyDtoH_v2((&raw mut v).cast(), d, 4) });
+    v
+}
+
+fn write_u32(d: u64, v: u32) {
+    // SAFETY: a valid host buffer.
+    ok(unsafe { cuMemcpyHtoD_v2(d, (&raw const v).cast(), 4) });
+}
+
+/// IF runs its body when the value is non-zero: by the default value, or as a kernel
+/// set it before the node.
+#[test]
+fn if_node_runs_its_body_by_the_value() {
+    let _g = serial();
+    let fx = Fx::new();
+    let cf = cond_fx();
+    let counter = alloc(4);
+    // SAFETY: softcuda's exports with valid pointers.
+    unsafe {
+        let mut slice = Slice {
+            ptr: counter,
+            len: 1,
+        };
+        let mut bump_args: [*mut c_void; 1] = [(&raw mut slice).cast()];
+        for (default, runs) in [(1u32, 1u32), (0, 0), (7, 1)] {
+            write_u32(counter, 0);
+            let g = graph();
+            let h = handle(g, fx.ctx, default, CU_GRAPH_COND_ASSIGN_DEFAULT);
+            let (_n, body) = add_cond(g, &[], h, CU_GRAPH_COND_TYPE_IF);
+            let mut k = null_mut();
+            ok(cuGraphAddKernelNode_v2(
+                &mut k,
+                body,
+                null(),
+                0,
+                &one_thread(cf.bump, bump_args.as_mut_ptr()),
+            ));
+            assert_eq!(cuGraphDestroy(body), code::INVALID_VALUE); // owned by the node
+            let exec = instantiate(g);
+            ok(cuGraphLaunch(exec, null_mut()));
+            ok(cuCtxSynchronize());
+            assert_eq!(read_u32(counter), runs, "default {default}");
+            ok(cuGraphExecDestroy(exec));
+            ok(cuGraphDestroy(g));
+        }
+        // A kernel before the node decides.
+        write_u32(counter, 0);
+        let g = graph();
+        let h = handle(g, fx.ctx, 0, 0);
+        let (mut hh, mut val) = (h, 1u32);
+        let mut set_args: [*mut c_void; 2] = [(&raw mut hh).cast(), (&raw mut val).cast()];
+        let mut set = null_mut();
+        ok(cuGraphAddKernelNode_v2(
+            &mut set,
+            g,
+            null(),
+            0,
+            &one_thread(cf.set_condition, set_args.as_mut_ptr()),
+        ));
+        let (_n, body) = add_cond(g, &[set], h, CU_GRAPH_COND_TYPE_IF);
+        let mut k = null_mut();
+        ok(cuGraphAddKernelNode_v2(
+            &mut k,
+            body,
+            null(),
+            0,
+            &one_thread(cf.bump, bump_args.as_mut_ptr()),
+        ));
+        let exec = instantiate(g);
+        ok(cuGraphLaunch(exec, null_mut()));
+        ok(cuCtxSynchronize());
+        assert_eq!(read_u32(counter), 1);
+        // Errors: a handle of another graph, a bad size, a destroyed body.
+        let other = graph();
+        let mut p = CUgraphNodeParams {
+            type_: CU_GRAPH_NODE_TYPE_CONDITIONAL,
+            reserved0: [0; 3],
+            anon_0: CUgraphNodeParams_union { reserved1: [0; 29] },
+            reserved2: 0,
+        };
+        let mut bodies = [null_mut(); 2];
+        p.anon_0.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+            handle: h,
+            type_: CU_GRAPH_COND_TYPE_IF,
+            size: 1,
+            phGraph_out: bodies.as_mut_ptr(),
+            ctx: null_mut(),
+        };
+        let mut n = null_mut();
+        assert_eq!(
+            cuGraphAddNode_v2(&mut n, other, null(), null(), 0, &mut p),
+            code::INVALID_VALUE
+        );
+        p.anon_0.conditional.handle = handle(other, fx.ctx, 0, 0);
+        p.anon_0.conditional.type_ = CU_GRAPH_COND_TYPE_WHILE;
+        p.anon_0.conditional.size = 2;
+        assert_eq!(
+            cuGraphAddNode_v2(&mut n, other, null(), null(), 0, &mut p),
+            code::INVALID_VALUE
+        );
+        let mut child = null_mut();
+        assert_eq!(
+            cuGraphAddChildGraphNode(&mut child, other, null(), 0, g),
+            code::INVALID_VALUE
+        );
+        ok(cuGraphExecDestroy(exec));
+        ok(cuGraphDestroy(g));
+        ok(cuGraphDestroy(other));
+        ok(cuMemFree_v2(counter));
+    }
+    fx.destroy();
+    no_leaks();
+}
+
+/// WHILE runs its body while the value is non-zero: `countdown` from N runs N times;
+/// `CU_GRAPH_COND_ASSIGN_DEFAULT` resets the value at each launch (without it, the
+/// loop's final 0 stays). A nested IF runs inside every iteration.
+#[test]
+fn while_node_loops_until_the_kernel_clears_the_value() {
+    let _g = serial();
+    let fx = Fx::new();
+    let cf = cond_fx();
+    let (counter, iters) = (alloc(4), alloc(4));
+    // SAFETY: softcuda's exports with valid pointers.
+    unsafe {
+        for flags in [CU_GRAPH_COND_ASSIGN_DEFAULT, 0] {
+            write_u32(iters, 0);
+            let g = graph();
+            let h = handle(g, fx.ctx, 1, flags);
+            let (_w, body) = add_cond(g, &[], h, CU_GRAPH_COND_TYPE_WHILE);
+            let mut hh = h;
+            let mut cs = Slice {
+                ptr: counter,
+                len: 1,
+            };
+            let mut is = Slice { ptr: iters, len: 1 };
+            let mut cd_args: [*mut c_void; 2] = [(&raw mut hh).cast(), (&raw mut cs).cast()];
+            let mut bump_args: [*mut c_void; 1] = [(&raw mut is).cast()];
+            let mut k = null_mut();
+            ok(cuGraphAddKernelNode_v2(
+                &mut k,
+                body,
+                null(),
+                0,
+                &one_thread(cf.countdown, cd_args.as_mut_ptr()),
+            ));
+            // Nested: IF on a handle of the body graph, always 1.
+            let h2 = handle(body, fx.ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT);
+            let (_i, inner) = add_cond(body, &[k], h2, CU_GRAPH_COND_TYPE_IF);
+            let mut b = null_mut();
+            ok(cuGraphAddKernelNode_v2(
+                &mut b,
+                inner,
+                null(),
+                0,
+                &one_thread(cf.bump, bump_args.as_mut_ptr()),
+            ));
+            let exec = instantiate(g);
+            let s = fx.stream(0);
+            write_u32(counter, 5);
+            ok(cuGraphLaunch(exec, s));
+            ok(cuStreamSynchronize(s));
+            assert_eq!((read_u32(counter), read_u32(iters)), (0, 5));
+            write_u32(counter, 3);
+            ok(cuGraphLaunch(exec, s));
+            ok(cuStreamSynchronize(s));
+            let expect = if flags == 0 { (3, 5) } else { (0, 8) };
+            assert_eq!(
+                (read_u32(counter), read_u32(iters)),
+                expect,
+                "flags {flags}"
+            );
+            ok(cuGraphExecDestroy(exec));
+            ok(cuGraphDestroy(g));
+            ok(cuStreamDestroy_v2(s));
+        }
+        ok(cuMemFree_v2(counter));
+        ok(cuMemFree_v2(iters));
+    }
+    fx.destroy();
+    no_leaks();
+}
+
+#[test]
+fn memory_and_conditional_layouts_match_cuda_h() {
+    use std::mem::{offset_of, size_of};
+    assert_eq!(size_of::<CUmemPoolProps>(), 88);
+    assert_eq!(size_of::<CUDA_MEM_ALLOC_NODE_PARAMS>(), 120);
+    assert_eq!(offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS, dptr), 112);
+    assert_eq!(size_of::<CUmemAccessDesc>(), 12);
+    assert_eq!(size_of::<CUDA_CONDITIONAL_NODE_PARAMS>(), 32);
+    assert_eq!(size_of::<CUgraphNodeParams>(), 256);
+    assert_eq!(offset_of!(CUgraphNodeParams, anon_0), 16);
+}

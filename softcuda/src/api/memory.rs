@@ -66,6 +66,52 @@ fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
     Ok(p as u64)
 }
 
+/// Reserves `size` bytes of zeroed memory for graph memory (not entered in the map:
+/// see `crate::graph::mem`).
+pub(crate) fn reserve(size: u64) -> R<u64> {
+    if size == 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout(size)?) };
+    if p.is_null() {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    Ok(p as u64)
+}
+
+/// Gives back memory [`reserve`] returned.
+///
+/// # Safety
+/// `base` came from `reserve(size)`, is given back once, and nothing accesses it
+/// any more.
+pub(crate) unsafe fn unreserve(base: u64, size: u64) {
+    if let Ok(l) = layout(size) {
+        // SAFETY: the caller's promise; the same layout as `reserve`'s.
+        unsafe { std::alloc::dealloc(base as *mut u8, l) };
+    }
+}
+
+/// A fresh buffer id.
+pub(crate) fn new_buffer_id() -> u64 {
+    NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+thread_local! {
+    /// Set while checking the ranges of a graph's copy or memset node: graph memory
+    /// counts as device memory even when not mapped (it is by the time the node
+    /// runs, or the node fails then).
+    static GRAPH_CHECK: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Runs `f` with graph memory counting as device memory in the range checks.
+pub(crate) fn with_graph_memory<T>(f: impl FnOnce() -> T) -> T {
+    let old = GRAPH_CHECK.with(|c| c.replace(true));
+    let r = f();
+    GRAPH_CHECK.with(|c| c.set(old));
+    r
+}
+
 /// Memory taken out of the map, not yet deallocated: see [`Removed::finish`].
 #[must_use = "removed memory is deallocated by `finish`"]
 #[derive(Default)]
@@ -113,6 +159,13 @@ fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R<Remove
         .ok_or(code::INVALID_VALUE)?;
     map.remove(&base);
     drop(map);
+    if graph::mem::is_reserved(base) {
+        // Graph memory: unmapped only; it stays reserved (`crate::graph::mem`).
+        return Ok(Removed {
+            any: true,
+            owned: Vec::new(),
+        });
+    }
     if a.kind == AllocKind::Device {
         s.used[a.device] = s.used[a.device].saturating_sub(a.size);
     }
@@ -160,7 +213,10 @@ pub(crate) fn free_global(s: &mut State, base: u64) -> Removed {
 /// pinned or registered), `None` for plain host memory; `INVALID_VALUE` if it
 /// straddles mapped memory, or if `device` and it is not mapped.
 fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>> {
-    let span = devmem::classify(&state::memory(), addr, len as u64)?;
+    let mut span = devmem::classify(&state::memory(), addr, len as u64)?;
+    if span.is_none() && GRAPH_CHECK.with(core::cell::Cell::get) {
+        span = graph::mem::reserved_span(addr, len as u64);
+    }
     if device && span.is_none() {
         return Err(code::INVALID_VALUE);
     }
@@ -306,9 +362,12 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
         stream::drain_current();
         let mut s = state::state();
         state::current_ctx(&s)?;
+        graph::mem::check_free(ptr)?;
         let removed = release(&mut s, ptr, |k| *k == AllocKind::Device)?;
         drop(s);
         removed.finish();
+        graph::mem::freed(ptr);
+        graph::mem::reap();
         Ok(())
     })
 }

@@ -63,7 +63,6 @@ unimplemented_functions! {
     cuDeviceGetNvSciSyncAttributes
     cuDeviceGetProperties
     cuDeviceGetTexture1DLinearMaxWidth
-    cuDeviceGraphMemTrim
     cuDeviceRegisterAsyncNotification
     cuDeviceSetGraphMemAttribute
     cuDeviceSetMemPool
@@ -81,13 +80,8 @@ unimplemented_functions! {
     cuGraphAddBatchMemOpNode
     cuGraphAddExternalSemaphoresSignalNode
     cuGraphAddExternalSemaphoresWaitNode
-    cuGraphAddMemAllocNode
-    cuGraphAddMemFreeNode
-    cuGraphAddNode
-    cuGraphAddNode_v2
     cuGraphBatchMemOpNodeGetParams
     cuGraphBatchMemOpNodeSetParams
-    cuGraphConditionalHandleCreate
     cuGraphExecBatchMemOpNodeSetParams
     cuGraphExecChildGraphNodeSetParams
     cuGraphExecExternalSemaphoresSignalNodeSetParams
@@ -100,8 +94,6 @@ unimplemented_functions! {
     cuGraphKernelNodeCopyAttributes
     cuGraphKernelNodeGetAttribute
     cuGraphKernelNodeSetAttribute
-    cuGraphMemAllocNodeGetParams
-    cuGraphMemFreeNodeGetParams
     cuGraphNodeGetEnabled
     cuGraphNodeSetEnabled
     cuGraphNodeSetParams

@@ -3,7 +3,7 @@
 //! stream's queue, so that the sticky-error rules of stream work hold node by
 //! node), per-node parameter updates and whole-graph updates.
 
-use super::{NodeKind, Store};
+use super::{CondNode, NodeKind, Store, mem};
 use crate::api::memory::{memcpy3d_job, set_job};
 use crate::api::module::kernel_job;
 use crate::state::{self, R};
@@ -21,6 +21,8 @@ pub enum Step {
     Leaf(u64, NodeKind),
     /// A child-graph node: its graph's steps.
     Child(u64, Vec<Step>),
+    /// A conditional node: its handle and type, and each body's steps.
+    Cond(u64, CondNode, Vec<Vec<Step>>),
 }
 
 /// What `cuGraphExecUpdate` requires to stay the same about one node: its type, its
@@ -33,6 +35,10 @@ pub struct ShapeNode {
     ctx: Option<u64>,
     memtypes: Option<(CUmemorytype, CUmemorytype)>,
     child: Option<Vec<ShapeNode>>,
+    /// A conditional node's handle, type and bodies.
+    cond: Option<(u64, CUgraphConditionalNodeType, Vec<Vec<ShapeNode>>)>,
+    /// A memory node's address.
+    mem: Option<u64>,
 }
 
 /// An executable graph.
@@ -49,6 +55,9 @@ pub struct Exec {
     /// Completes when the last launch has: the next launch waits for it, so that
     /// launches of one exec never overlap, as on the driver.
     pub last: Option<Arc<Event>>,
+    /// The graph it was instantiated from, if that has memory nodes (only one exec
+    /// of such a graph may exist at a time).
+    pub mem_graph: Option<u64>,
 }
 
 /// The steps of graph `g`; `Err(node)` names a node on a cycle.
@@ -61,6 +70,13 @@ fn build(s: &Store, g: u64) -> Result<Vec<Step>, u64> {
         };
         steps.push(match &node.kind {
             NodeKind::Child(c) => Step::Child(n, build(s, *c)?),
+            NodeKind::Conditional(c) => {
+                let mut bodies = Vec::with_capacity(c.bodies.len());
+                for b in &c.bodies {
+                    bodies.push(build(s, *b)?);
+                }
+                Step::Cond(n, c.clone(), bodies)
+            }
             k => Step::Leaf(n, k.clone()),
         });
     }
@@ -99,6 +115,19 @@ fn shape(s: &Store, g: u64) -> Vec<ShapeNode> {
                     NodeKind::Child(c) => Some(shape(s, *c)),
                     _ => None,
                 },
+                cond: match &node.kind {
+                    NodeKind::Conditional(c) => Some((
+                        c.cond.handle,
+                        c.ty,
+                        c.bodies.iter().map(|b| shape(s, *b)).collect(),
+                    )),
+                    _ => None,
+                },
+                mem: match &node.kind {
+                    NodeKind::MemAlloc(r) => Some(r.base),
+                    NodeKind::MemFree(p) => Some(*p),
+                    _ => None,
+                },
             }
         })
         .collect()
@@ -116,6 +145,7 @@ pub fn instantiate(s: &Store, g: u64, flags: u64) -> Result<Exec, u64> {
         steps: build(s, g)?,
         flags,
         last: None,
+        mem_graph: s.has_mem_nodes(g).then_some(g),
     })
 }
 
@@ -161,8 +191,15 @@ pub fn update(s: &mut Store, exec: u64, g: u64) -> Result<(), UpdateError> {
         if a.memtypes != b.memtypes {
             return Err((CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, node, None));
         }
-        if a.child != b.child {
+        if a.child != b.child || a.cond.as_ref().map(|c| &c.2) != b.cond.as_ref().map(|c| &c.2) {
             return Err((CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, node, None));
+        }
+        if a.cond.as_ref().map(|c| (c.0, c.1)) != b.cond.as_ref().map(|c| (c.0, c.1)) {
+            return Err((CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, node, None));
+        }
+        if a.mem != b.mem {
+            // Memory nodes cannot change (their addresses are the graph's).
+            return Err((CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED, node, None));
         }
     }
     if old.len() != new_shape.len() {
@@ -185,6 +222,7 @@ pub fn update(s: &mut Store, exec: u64, g: u64) -> Result<(), UpdateError> {
         .map(|st| match st {
             Step::Leaf(n, k) => Step::Leaf(origin.get(&n).copied().unwrap_or(n), k),
             Step::Child(n, c) => Step::Child(origin.get(&n).copied().unwrap_or(n), c),
+            Step::Cond(n, c, b) => Step::Cond(origin.get(&n).copied().unwrap_or(n), c, b),
         })
         .collect();
     Ok(())
@@ -222,6 +260,9 @@ enum Plan {
     Wait(Arc<Event>),
 }
 
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`.
+const AUTO_FREE_ON_LAUNCH: u64 = 0x1;
+
 /// A host node's function and data, run on a stream's worker.
 #[derive(Clone, Copy)]
 struct HostCall(unsafe extern "C" fn(*mut c_void), *mut c_void);
@@ -229,9 +270,21 @@ struct HostCall(unsafe extern "C" fn(*mut c_void), *mut c_void);
 unsafe impl Send for HostCall {}
 
 fn plan(steps: &[Step], out: &mut Vec<Plan>) -> R {
+    crate::api::memory::with_graph_memory(|| plan_steps(steps, out))
+}
+
+fn plan_steps(steps: &[Step], out: &mut Vec<Plan>) -> R {
     for st in steps {
         match st {
-            Step::Child(_, c) => plan(c, out)?,
+            Step::Child(_, c) => plan_steps(c, out)?,
+            Step::Cond(_, c, bodies) => {
+                // Checked now, as every node is; built again each time a body runs.
+                for b in bodies {
+                    plan_steps(b, &mut Vec::new())?;
+                }
+                let (c, bodies) = (c.clone(), bodies.clone());
+                out.push(Plan::Op(Box::new(move || run_conditional(&c, &bodies))));
+            }
             Step::Leaf(_, k) => match k {
                 NodeKind::Kernel(k) => out.push(Plan::Op(kernel_job(
                     k.entry.clone(),
@@ -262,24 +315,135 @@ fn plan(steps: &[Step], out: &mut Vec<Plan>) -> R {
                 }
                 NodeKind::EventRecord(_, e) => out.push(Plan::Record(Arc::clone(e))),
                 NodeKind::EventWait(_, e) => out.push(Plan::Wait(Arc::clone(e))),
-                NodeKind::Empty | NodeKind::Child(_) => {}
+                NodeKind::MemAlloc(r) => {
+                    let r = Arc::clone(r);
+                    out.push(Plan::Op(Box::new(move || {
+                        mem::map(&r);
+                        Ok(())
+                    })));
+                }
+                NodeKind::MemFree(p) => {
+                    let p = *p;
+                    out.push(Plan::Op(Box::new(move || {
+                        mem::unmap(p);
+                        Ok(())
+                    })));
+                }
+                NodeKind::Empty | NodeKind::Child(_) | NodeKind::Conditional(_) => {}
             },
         }
     }
     Ok(())
 }
 
+/// Runs a conditional node (on the stream, in order): IF runs its first body if the
+/// value is non-zero (else its second, if any), WHILE runs its body while the value
+/// is non-zero (tested before each iteration), SWITCH runs body `value` if there is
+/// one. A body's nodes run in order, inline; the first failure ends the node.
+fn run_conditional(c: &CondNode, bodies: &[Vec<Step>]) -> R {
+    let run = |steps: &[Step]| -> R {
+        let mut plans = Vec::new();
+        plan(steps, &mut plans)?;
+        for p in plans {
+            match p {
+                Plan::Op(job) => job()?,
+                // Refused at instantiation.
+                Plan::Record(_) | Plan::Wait(_) => return Err(code::NOT_SUPPORTED),
+            }
+        }
+        Ok(())
+    };
+    match c.ty {
+        CU_GRAPH_COND_TYPE_WHILE => {
+            while c.cond.get() != 0 {
+                if let Some(b) = bodies.first() {
+                    run(b)?;
+                }
+            }
+            Ok(())
+        }
+        CU_GRAPH_COND_TYPE_SWITCH => match bodies.get(c.cond.get() as usize) {
+            Some(b) => run(b),
+            None => Ok(()),
+        },
+        _ => {
+            let pick = if c.cond.get() != 0 { 0 } else { 1 };
+            match bodies.get(pick) {
+                Some(b) => run(b),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// The conditional handles of `steps` with `CU_GRAPH_COND_ASSIGN_DEFAULT`, and the
+/// allocation and free nodes outside conditional bodies.
+fn scan(steps: &[Step], conds: &mut Vec<Arc<super::cond::Cond>>, mems: &mut Vec<NodeKind>) {
+    for st in steps {
+        match st {
+            Step::Child(_, c) => scan(c, conds, mems),
+            Step::Cond(_, c, bodies) => {
+                if c.cond.assign_default && !conds.iter().any(|x| Arc::ptr_eq(x, &c.cond)) {
+                    conds.push(Arc::clone(&c.cond));
+                }
+                for b in bodies {
+                    scan(b, conds, &mut Vec::new());
+                }
+            }
+            Step::Leaf(_, k @ (NodeKind::MemAlloc(_) | NodeKind::MemFree(_))) => {
+                mems.push(k.clone())
+            }
+            Step::Leaf(..) => {}
+        }
+    }
+}
+
 /// `cuGraphLaunch` of exec `exec` on `stream_h` of context `ctx`: every node's work
 /// is built (and its memory checked) first, then queued in launch order, after the
 /// exec's previous launch (on whatever stream); a refused launch queues nothing.
 pub fn launch(exec: u64, ctx: u64, stream_h: CUstream) -> R {
-    let steps = super::store()
+    let (steps, flags) = super::store()
         .execs
         .get(&exec)
-        .map(|e| e.steps.clone())
+        .map(|e| (e.steps.clone(), e.flags))
         .ok_or(code::INVALID_VALUE)?;
+    let (mut conds, mut mems) = (Vec::new(), Vec::new());
+    scan(&steps, &mut conds, &mut mems);
     let mut plans = Vec::new();
+    if !conds.is_empty() {
+        plans.push(Plan::Op(Box::new(move || {
+            for c in &conds {
+                c.put(c.default);
+            }
+            Ok(())
+        })));
+    }
+    // Allocations this graph does not free stay mapped after a launch: relaunching
+    // before they are freed is refused, unless the exec frees them first.
+    let mut maps = Vec::new();
+    for k in &mems {
+        if let NodeKind::MemAlloc(r) = k
+            && !mem::freed_in_graph(r.base)
+        {
+            if mem::launch_maps(r.base, flags & AUTO_FREE_ON_LAUNCH != 0)? {
+                let base = r.base;
+                plans.push(Plan::Op(Box::new(move || {
+                    mem::unmap(base);
+                    Ok(())
+                })));
+            }
+            maps.push(r.base);
+        }
+    }
     plan(&steps, &mut plans)?;
+    for base in maps {
+        mem::mark_outstanding(base);
+    }
+    for k in &mems {
+        if let NodeKind::MemFree(p) = k {
+            mem::freed(*p);
+        }
+    }
     let target = stream::target(ctx, stream_h)?;
     let sticky = state::sticky_of(&state::state(), ctx)?;
     let done = Event::new(ctx, sticky, stream::DISABLE_TIMING);

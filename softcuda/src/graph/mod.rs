@@ -14,7 +14,9 @@
 //! (and, for the queued work, when it runs), exactly as for stream work.
 
 pub mod capture;
+pub mod cond;
 pub mod exec;
+pub mod mem;
 
 use crate::ptx::LaunchConfig;
 use crate::state::{self, FunctionEntry, Kind, R};
@@ -77,6 +79,18 @@ impl KernelNode {
     }
 }
 
+/// A conditional node: its handle, its type and its body graphs (owned by the
+/// node, embedded).
+#[derive(Clone)]
+pub struct CondNode {
+    /// The handle it tests.
+    pub cond: Arc<cond::Cond>,
+    /// `CU_GRAPH_COND_TYPE_IF`, `_WHILE` or `_SWITCH`.
+    pub ty: CUgraphConditionalNodeType,
+    /// The body graphs (ids).
+    pub bodies: Vec<u64>,
+}
+
 /// What a node does.
 #[derive(Clone)]
 pub enum NodeKind {
@@ -96,6 +110,12 @@ pub enum NodeKind {
     EventRecord(u64, Arc<Event>),
     /// `CU_GRAPH_NODE_TYPE_WAIT_EVENT`.
     EventWait(u64, Arc<Event>),
+    /// `CU_GRAPH_NODE_TYPE_MEM_ALLOC`: the memory it maps.
+    MemAlloc(Arc<mem::Reservation>),
+    /// `CU_GRAPH_NODE_TYPE_MEM_FREE`: the address it unmaps.
+    MemFree(u64),
+    /// `CU_GRAPH_NODE_TYPE_CONDITIONAL`.
+    Conditional(CondNode),
 }
 
 impl NodeKind {
@@ -110,6 +130,9 @@ impl NodeKind {
             NodeKind::Empty => CU_GRAPH_NODE_TYPE_EMPTY,
             NodeKind::EventRecord(..) => CU_GRAPH_NODE_TYPE_EVENT_RECORD,
             NodeKind::EventWait(..) => CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+            NodeKind::MemAlloc(_) => CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+            NodeKind::MemFree(_) => CU_GRAPH_NODE_TYPE_MEM_FREE,
+            NodeKind::Conditional(_) => CU_GRAPH_NODE_TYPE_CONDITIONAL,
         }
     }
 
@@ -123,6 +146,9 @@ impl NodeKind {
             NodeKind::Empty => "EMPTY",
             NodeKind::EventRecord(..) => "EVENT_RECORD",
             NodeKind::EventWait(..) => "WAIT_EVENT",
+            NodeKind::MemAlloc(_) => "MEM_ALLOC",
+            NodeKind::MemFree(_) => "MEM_FREE",
+            NodeKind::Conditional(_) => "CONDITIONAL",
         }
     }
 }
@@ -144,9 +170,13 @@ pub struct Node {
 pub struct Graph {
     /// Its nodes, in the order they were added.
     pub nodes: Vec<u64>,
-    /// Whether it is embedded in a child-graph node (owned by that node; not counted
-    /// and not destroyable by `cuGraphDestroy`).
+    /// Whether it is embedded in a child-graph or conditional node (owned by that
+    /// node; not counted and not destroyable by `cuGraphDestroy`).
     pub embedded: bool,
+    /// Whether it is the body of a conditional node.
+    pub body: bool,
+    /// The conditional handles created for it (kept alive with it).
+    pub conds: Vec<Arc<cond::Cond>>,
 }
 
 /// Every graph, node and executable graph, and the capture sessions.
@@ -177,8 +207,11 @@ pub fn next_id() -> u64 {
 
 /// Forgets every graph, node, executable graph and capture (`softcuda_reset`).
 pub fn reset() {
-    *store() = Store::default();
+    let old = std::mem::take(&mut *store());
+    drop(old);
     capture::reset();
+    cond::reset();
+    mem::reap();
 }
 
 /// Live user-visible graphs and executable graphs.
@@ -240,6 +273,8 @@ impl Store {
             Graph {
                 nodes: Vec::new(),
                 embedded,
+                body: false,
+                conds: Vec::new(),
             },
         );
         id
@@ -266,10 +301,10 @@ impl Store {
     pub fn destroy_graph(&mut self, g: u64) {
         if let Some(graph) = self.graphs.remove(&g) {
             for n in graph.nodes {
-                if let Some(node) = self.nodes.remove(&n)
-                    && let NodeKind::Child(c) = node.kind
-                {
-                    self.destroy_graph(c);
+                if let Some(node) = self.nodes.remove(&n) {
+                    for c in owned_graphs(&node.kind) {
+                        self.destroy_graph(c);
+                    }
                 }
             }
         }
@@ -288,9 +323,34 @@ impl Store {
                 }
             }
         }
-        if let NodeKind::Child(c) = node.kind {
+        for c in owned_graphs(&node.kind) {
             self.destroy_graph(c);
         }
+    }
+
+    /// Whether graph `g` (or a graph embedded in it) has memory nodes: it cannot be
+    /// cloned, embedded, or have nodes or edges removed.
+    pub fn has_mem_nodes(&self, g: u64) -> bool {
+        self.graphs.get(&g).is_some_and(|graph| {
+            graph.nodes.iter().any(|n| {
+                self.nodes.get(n).is_some_and(|node| match &node.kind {
+                    NodeKind::MemAlloc(_) | NodeKind::MemFree(_) => true,
+                    k => owned_graphs(k).into_iter().any(|c| self.has_mem_nodes(c)),
+                })
+            })
+        })
+    }
+
+    /// Whether graph `g` (or a graph embedded in it) has conditional nodes.
+    pub fn has_cond_nodes(&self, g: u64) -> bool {
+        self.graphs.get(&g).is_some_and(|graph| {
+            graph.nodes.iter().any(|n| {
+                self.nodes.get(n).is_some_and(|node| match &node.kind {
+                    NodeKind::Conditional(_) => true,
+                    k => owned_graphs(k).into_iter().any(|c| self.has_cond_nodes(c)),
+                })
+            })
+        })
     }
 
     /// A copy of graph `g` (child graphs copied too); each new node remembers its
@@ -311,6 +371,20 @@ impl Store {
             };
             let kind = match kind {
                 NodeKind::Child(c) => NodeKind::Child(self.clone_graph(c, true)?),
+                NodeKind::Conditional(c) => {
+                    let mut bodies = Vec::with_capacity(c.bodies.len());
+                    for b in &c.bodies {
+                        let nb = self.clone_graph(*b, true)?;
+                        if let Some(x) = self.graphs.get_mut(&nb) {
+                            x.body = true;
+                        }
+                        bodies.push(nb);
+                    }
+                    NodeKind::Conditional(CondNode { bodies, ..c })
+                }
+                NodeKind::MemAlloc(_) | NodeKind::MemFree(_) => {
+                    return Err(code::NOT_SUPPORTED); // checked first by the callers
+                }
                 k => k,
             };
             let deps: Vec<u64> = deps.iter().filter_map(|d| map.get(d).copied()).collect();
@@ -431,6 +505,12 @@ impl Store {
                 NodeKind::EventRecord(e, _) | NodeKind::EventWait(e, _) => {
                     format!("\\nevent {:p}", state::handle(Kind::Event, *e))
                 }
+                NodeKind::MemAlloc(r) => format!("\\ndptr 0x{:x} {} bytes", r.base, r.size),
+                NodeKind::MemFree(p) => format!("\\ndptr 0x{p:x}"),
+                NodeKind::Conditional(c) => format!(
+                    "\\nhandle 0x{:x} type {} default {}",
+                    c.cond.handle, c.ty, c.cond.default
+                ),
                 NodeKind::Child(_) | NodeKind::Empty => String::new(),
             };
             let _ = writeln!(
@@ -438,7 +518,7 @@ impl Store {
                 "\"graph_{g}_node_{n}\" [label=\"{} node_{n}{detail}\"];",
                 node.kind.type_name()
             );
-            if let NodeKind::Child(c) = node.kind {
+            for c in owned_graphs(&node.kind) {
                 let _ = writeln!(
                     out,
                     "subgraph cluster_{c} {{\nlabel=\"graph_{c} (child of node_{n})\";"
@@ -450,5 +530,14 @@ impl Store {
         for (from, to) in self.edges(g) {
             let _ = writeln!(out, "\"graph_{g}_node_{from}\" -> \"graph_{g}_node_{to}\";");
         }
+    }
+}
+
+/// The graphs a node owns: a child graph, a conditional node's bodies.
+pub fn owned_graphs(k: &NodeKind) -> Vec<u64> {
+    match k {
+        NodeKind::Child(c) => vec![*c],
+        NodeKind::Conditional(c) => c.bodies.clone(),
+        _ => Vec::new(),
     }
 }

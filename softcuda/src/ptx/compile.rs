@@ -2501,7 +2501,13 @@ impl Fcx<'_> {
         // `vprintf` (device printf) is built in.
         let printf =
             !sig.has_body && fname == "vprintf" && sig.params == [8, 8] && sig.rets.len() <= 1;
-        if !sig.has_body && !printf {
+        // `cudaGraphSetConditional(handle, value)` (the device runtime's, which NVRTC
+        // emits as an extern call with `-rdc`) is built in too.
+        let set_cond = !sig.has_body
+            && fname == "cudaGraphSetConditional"
+            && sig.params == [8, 4]
+            && sig.rets.is_empty();
+        if !sig.has_body && !printf && !set_cond {
             return Err(format!("Unresolved extern function '{fname}'"));
         }
         if sig.is_entry {
@@ -2529,6 +2535,9 @@ impl Fcx<'_> {
         let site = self.prog.calls.len() as u32 - 1;
         if printf {
             return Ok(Op::Printf { site });
+        }
+        if set_cond {
+            return Ok(Op::SetConditional { site });
         }
         self.callees.push(func);
         Ok(Op::Call { site })

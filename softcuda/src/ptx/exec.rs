@@ -1323,6 +1323,24 @@ fn run_thread(
                     wr(&mut t.stack, off, rsize.min(4), u64::from(ret as u32));
                 }
             }
+            &Op::SetConditional { site } => {
+                let Some(cs) = cx.prog.calls.get(site as usize) else {
+                    return Err(LaunchError::IllegalInstruction("bad call site".into()));
+                };
+                let sb = t.stack_base as usize;
+                let arg = |k: usize, size: u32| {
+                    cs.args
+                        .get(k)
+                        .map_or(0, |&(off, _)| rd(&t.stack, sb + off as usize, size))
+                };
+                let (handle, value) = (arg(0, 8), arg(1, 4) as u32);
+                if !cx.mem.set_conditional(handle, value) {
+                    return Err(LaunchError::IllegalAddress {
+                        addr: handle,
+                        len: 4,
+                    });
+                }
+            }
             Op::Ret => match t.frames.pop() {
                 None => stop!(Stop::Exit),
                 Some(fr) => {

@@ -603,6 +603,10 @@ pub(crate) enum Op {
     Printf {
         site: u32,
     },
+    /// A call of the built-in `cudaGraphSetConditional(handle, value)`.
+    SetConditional {
+        site: u32,
+    },
     Ret,
     Exit,
     Trap,

@@ -32,8 +32,8 @@
 //! `mbarrier`, ...), indirect calls and branches (`brx.idx`, calls through a
 //! register), `prmt` modes other than the default, `div`/`sqrt`/`rcp` with directed
 //! rounding, `fma.rz/rm/rp.f64`, `set`, `slct`, `.address_size 32`, initializers
-//! holding addresses, extern functions other than `vprintf` (device `printf`, which
-//! is built in).
+//! holding addresses, extern functions other than `vprintf` (device `printf`) and
+//! `cudaGraphSetConditional` (conditional graph nodes), which are built in.
 //!
 //! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile.rs` (checks and
 //! lowering to `ir.rs` operations), `arith.rs` (numeric semantics), `exec.rs` (the
@@ -229,6 +229,15 @@ pub trait DeviceMemory: Sync {
     fn region(&self, addr: u64) -> Option<(u64, u64)> {
         let _ = addr;
         None
+    }
+
+    /// `cudaGraphSetConditional(handle, value)` from device code: sets the value of
+    /// a conditional node's handle; `false` if `handle` is not a live handle (the
+    /// launch then fails with [`LaunchError::IllegalAddress`]). The default knows
+    /// no handles.
+    fn set_conditional(&self, handle: u64, value: u32) -> bool {
+        let _ = (handle, value);
+        false
     }
 }
 
