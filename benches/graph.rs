@@ -59,13 +59,11 @@ fn benches(c: &mut Criterion) {
             y.as_slice().slice(..0)?,
             z.as_slice().slice(..0)?,
         );
-        let graph = {
-            let cap = stream.begin_capture(CaptureMode::ThreadLocal)?;
+        let graph = stream.capture(CaptureMode::ThreadLocal, |cap| {
             cap.launch(&saxpy, 1, 1, 0, (2.0f32, x0, y0))?;
             cap.launch(&add, 1, 1, 0, (x0, y0, z0))?;
-            cap.launch(&saxpy, 1, 1, 0, (0.5f32, z0, y0))?;
-            cap.end()?
-        };
+            cap.launch(&saxpy, 1, 1, 0, (0.5f32, z0, y0))
+        })?;
         let exec = graph.instantiate()?;
         exec.upload(&stream)?;
         g.bench_function("graph_launch", |bench| {

@@ -84,14 +84,12 @@ fn run(driver: &'static Driver, soft: bool) -> Result<(), CudaError> {
 
         // The same step, captured once, launched STEPS times.
         let graphed = buffers(cur)?;
-        let captured = {
-            let cap = stream.begin_capture(CaptureMode::ThreadLocal)?;
-            let b = &graphed;
+        let b = &graphed;
+        let captured = stream.capture(CaptureMode::ThreadLocal, |cap| {
             cap.launch(&saxpy, grid, 256, 0, (2.0f32, &b.x, &b.y))?;
             cap.launch(&add, grid, 256, 0, (&b.x, &b.y, &b.z))?;
-            cap.launch(&saxpy, grid, 256, 0, (0.5f32, &b.z, &b.w))?;
-            cap.end()?
-        };
+            cap.launch(&saxpy, grid, 256, 0, (0.5f32, &b.z, &b.w))
+        })?;
         println!("captured {} nodes", captured.driver_node_count()?);
         let exec = captured.instantiate()?;
         exec.upload(&stream)?;

@@ -1,16 +1,17 @@
 //! CUDA graphs as typestate: **Capturing → Built → Instantiated**.
 //!
 //! A [`Graph`] is built node by node ([`CurrentContext::create_graph`]) or by capturing
-//! a stream ([`Stream::begin_capture`](crate::stream::Stream::begin_capture), which
-//! yields a [`Capturing`] guard). [`Graph::instantiate`] consumes it into a
+//! a stream ([`Stream::capture`](crate::stream::Stream::capture), whose closure is
+//! handed a [`Capturing`] guard). [`Graph::instantiate`] consumes it into a
 //! [`GraphExec`], the only state that launches — and only inside a stream scope
 //! ([`AsyncScope::launch_graph`](crate::stream::AsyncScope::launch_graph)), which
 //! returns once the graph has run. What each state prevents:
 //!
 //! - **Capturing** (CF13, CF16): the capturing stream is borrowed mutably, so it cannot
 //!   be synchronised, queried or scoped until the capture ends; the guard offers only
-//!   what is legal under capture. [`Capturing::end`] consumes the guard: a capture ends
-//!   once.
+//!   what is legal under capture. The capture ends once, when the closure that holds
+//!   the guard returns: the guard cannot escape it, so nothing can leave a stream
+//!   capturing behind the crate's back.
 //! - **Built** (CF14, CF15): a graph has no launch; instantiating consumes it, so no
 //!   node can be added to an instantiated graph.
 //! - **Instantiated** (CF14, CF17): launches only inside a scope, so when it is dropped
@@ -34,10 +35,15 @@
 //! semaphores, batch memory operations, and node removal.
 
 mod capture;
+mod conditional;
 mod exec;
+mod memory;
 
-pub use capture::{CaptureMode, Capturing, Forked};
+pub(crate) use capture::retry_relaxed;
+pub use capture::{CaptureMode, Capturing};
+pub use conditional::{Body, ConditionalHandle, ConditionalKind};
 pub use exec::GraphExec;
+pub use memory::GraphMemory;
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
@@ -76,7 +82,19 @@ pub struct Graph<'g> {
     pub(crate) id: u64,
     /// The driver's nodes, in the order they were added: a [`Node`] is an index here.
     pub(crate) nodes: Vec<CUgraphNode>,
+    /// The dependencies of each node added through this value, by index.
+    pub(crate) preds: Vec<Vec<usize>>,
+    /// Memory the graph allocates when it runs ([`GraphMemory`]).
+    pub(crate) allocations: Vec<memory::Allocation>,
     pub(crate) host_fns: KeptFns<'g>,
+    /// Whether a node writes host memory: such a graph cannot be cloned or embedded
+    /// (two copies would write the same `&mut` host memory, possibly at once).
+    pub(crate) writes_host: bool,
+    /// The graph this one was cloned from, if any.
+    pub(crate) cloned_from: Option<u64>,
+    /// Whether dropping this value destroys the graph (not for a conditional node's
+    /// body, which its node owns).
+    pub(crate) owned: bool,
     pub(crate) _tied: PhantomData<(&'g (), *const ())>,
 }
 
@@ -255,7 +273,12 @@ impl<'g> Graph<'g> {
             raw,
             id: next_id(),
             nodes: Vec::new(),
+            preds: Vec::new(),
+            allocations: Vec::new(),
             host_fns,
+            writes_host: false,
+            cloned_from: None,
+            owned: true,
             _tied: PhantomData,
         }
     }
@@ -292,16 +315,33 @@ impl<'g> Graph<'g> {
         deps.iter().map(|d| self.raw_node(*d)).collect()
     }
 
+    /// Whether node `target` is one of `start` or runs before one of them.
+    pub(crate) fn reaches(&self, start: &[usize], target: usize) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut todo: Vec<usize> = start.to_vec();
+        while let Some(n) = todo.pop() {
+            if n == target {
+                return true;
+            }
+            if let Some(false) = seen.get(n) {
+                seen[n] = true;
+                todo.extend(self.preds.get(n).into_iter().flatten().copied());
+            }
+        }
+        false
+    }
+
     /// Adds a node with `add(out, graph, deps, count)`.
     fn add(
         &mut self,
         deps: &[Node],
         add: impl FnOnce(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize) -> crate::sys::CUresult,
     ) -> Result<Node, CudaError> {
-        let deps = self.deps(deps)?;
+        let raw_deps = self.deps(deps)?;
         let mut raw = CUgraphNode::NULL;
-        check(add(&mut raw, self.raw, deps.as_ptr(), deps.len()))?;
+        check(add(&mut raw, self.raw, raw_deps.as_ptr(), raw_deps.len()))?;
         self.nodes.push(raw);
+        self.preds.push(deps.iter().map(|d| d.index).collect());
         Ok(Node {
             graph: self.id,
             index: self.nodes.len() - 1,
@@ -331,12 +371,16 @@ impl<'g> Graph<'g> {
         let (grid, block) = (grid.into(), block.into());
         let f = self.driver.table().cuGraphAddKernelNode()?;
         let func = function.raw;
+        let uses = crate::launch::graph_memory::<S, _>(&args);
+        let start: Vec<usize> = deps.iter().map(|d| d.index).collect();
+        self.check_uses(&uses, &start, None)?;
         let node = crate::launch::with_params::<S, _, _>(args, |params| {
             let p = kernel_node_params(func, grid, block, shared_bytes, params);
             // SAFETY: one pointer per declared parameter, each to a value of its
             // declared size (checked at lookup), read by the driver during the call.
             self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, &p) })
         })?;
+        self.record_uses(&uses, node.index);
         Ok(KernelNode {
             node,
             func,
@@ -381,6 +425,7 @@ impl<'g> Graph<'g> {
     ) -> Result<Node, CudaError> {
         let s = src.view();
         same_len(dst.len(), s.len())?;
+        self.writes_host = true;
         let p = copy_params(
             End::HostMut(dst.as_mut_ptr().cast()),
             End::Device(s.device_ptr()),
@@ -461,8 +506,12 @@ impl<'g> Graph<'g> {
     }
 
     /// Adds `child` as one node (the driver copies it; its host functions are kept
-    /// alive by this graph too).
+    /// alive by this graph too). Refused for a child with a node that writes host
+    /// memory ([`CudaError::GraphCopyRefused`]).
     pub fn add_child(&mut self, deps: &[Node], child: &Graph<'g>) -> Result<Node, CudaError> {
+        if child.writes_host {
+            return Err(CudaError::GraphCopyRefused);
+        }
         let f = self.driver.table().cuGraphAddChildGraphNode()?;
         let c = child.raw;
         // SAFETY: a live graph of the same context.
@@ -481,7 +530,9 @@ impl<'g> Graph<'g> {
                 Ok(f) => f(self.raw, &a, &b, core::ptr::null(), 1),
                 Err(_) => t.cuGraphAddDependencies_v10000()?(self.raw, &a, &b, 1),
             }
-        })
+        })?;
+        self.preds[to.index].push(from.index);
+        Ok(())
     }
 
     /// The kind of `node`.
@@ -505,8 +556,13 @@ impl<'g> Graph<'g> {
 
     /// A copy of the graph (`cuGraphClone`), borrowing what this one borrows. Node
     /// handles of this graph become handles of the copy through
-    /// [`node_in_clone`](Self::node_in_clone).
+    /// [`node_in_clone`](Self::node_in_clone). A graph with a node that writes host
+    /// memory is not copied ([`CudaError::GraphCopyRefused`]): two copies could write
+    /// the same exclusively borrowed memory at once.
     pub fn try_clone(&self) -> Result<Graph<'g>, CudaError> {
+        if self.writes_host {
+            return Err(CudaError::GraphCopyRefused);
+        }
         let t = self.driver.table();
         let mut raw = CUgraph::NULL;
         // SAFETY: a valid out-pointer and a live graph.
@@ -519,13 +575,16 @@ impl<'g> Graph<'g> {
             check(unsafe { find(&mut n, *original, raw) })?;
             copy.nodes.push(n);
         }
+        copy.preds = self.preds.clone();
+        copy.allocations = self.allocations.clone();
+        copy.cloned_from = Some(self.id);
         Ok(copy)
     }
 
     /// The node of this clone that corresponds to `original`'s node `node`.
     pub fn node_in_clone(&self, original: &Graph<'_>, node: Node) -> Result<Node, CudaError> {
         original.raw_node(node)?;
-        if node.index >= self.nodes.len() {
+        if self.cloned_from != Some(original.id) || node.index >= self.nodes.len() {
             return Err(CudaError::ForeignGraphNode { index: node.index });
         }
         Ok(Node {
@@ -550,6 +609,7 @@ impl<'g> Graph<'g> {
     /// Instantiates the graph (consuming it: no node can be added afterwards, CF15).
     /// On failure the graph is dropped with the error.
     pub fn instantiate(self) -> Result<GraphExec<'g>, CudaError> {
+        self.check_all_freed()?;
         GraphExec::new(self)
     }
 }
@@ -564,6 +624,9 @@ fn current_context(driver: &'static Driver) -> Result<CUcontext, CudaError> {
 
 impl Drop for Graph<'_> {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         if let Ok(destroy) = self.driver.table().cuGraphDestroy() {
             // SAFETY: this value owns the graph.
             let r = unsafe { destroy(self.raw) };

@@ -87,9 +87,12 @@ impl<T: DeviceCopy> KernelParam for T {
 /// buffer's (address, length).
 type Scratch = [u64; 2];
 
-mod sealed {
+pub(crate) mod sealed {
     use super::Scratch;
     use core::ffi::c_void;
+
+    /// Graph-allocated memory an argument names: (graph identity, allocation index).
+    pub type GraphMemoryId = (u64, usize);
 
     pub trait Param {}
     impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
@@ -106,11 +109,17 @@ mod sealed {
         /// `self` or written to `scratch` — valid while both are borrowed. For
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
+        /// The graph-allocated memory this argument names, if any.
+        fn graph_memory(&self) -> Option<GraphMemoryId> {
+            None
+        }
     }
 
     pub trait Params<S> {
         /// Calls `f` with the parameter-pointer array (on the stack).
         fn with_params<R>(self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+        /// Every graph-allocated memory the arguments name.
+        fn graph_memory(&self, out: &mut Vec<GraphMemoryId>);
     }
 }
 
@@ -213,6 +222,15 @@ pub trait Args<S: Signature>: sealed::Params<S> {}
 )]
 pub trait GraphArgs<S: Signature>: sealed::Params<S> {}
 
+/// Every graph-allocated memory that `args` name.
+pub(crate) fn graph_memory<S: Signature, A: sealed::Params<S>>(
+    args: &A,
+) -> Vec<sealed::GraphMemoryId> {
+    let mut out = Vec::new();
+    args.graph_memory(&mut out);
+    out
+}
+
 /// Calls `f` with the parameter-pointer array of `args` (on the stack): one pointer
 /// per parameter of `S`, each to a value of its declared size.
 pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
@@ -259,6 +277,10 @@ macro_rules! signatures {
                 let mut params: [*mut c_void; count!($($P)*)] =
                     [$(sealed::ArgBytes::<$P>::param(&mut self.$i, &mut scratch[$i])),*];
                 f(&mut params)
+            }
+            #[allow(unused_variables)]
+            fn graph_memory(&self, out: &mut Vec<sealed::GraphMemoryId>) {
+                $(out.extend(sealed::ArgBytes::<$P>::graph_memory(&self.$i));)*
             }
         }
     )*};

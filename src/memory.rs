@@ -514,7 +514,7 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
         if let Ok(free) = self.driver.table().cuMemFree() {
             // SAFETY: this value owns the allocation.
-            let r = unsafe { free(self.ptr) };
+            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemFree failed");
             }

@@ -401,7 +401,7 @@ impl Drop for Module<'_> {
     fn drop(&mut self) {
         if let Ok(unload) = self.driver.table().cuModuleUnload() {
             // SAFETY: this value owns the module; its functions borrow it, so none is alive.
-            let r = unsafe { unload(self.raw) };
+            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuModuleUnload failed");
             }

@@ -142,7 +142,7 @@ impl<T: DeviceCopy> Drop for HostBuffer<'_, T> {
         }
         if let Ok(free) = self.driver.table().cuMemFreeHost() {
             // SAFETY: this value owns the allocation.
-            let r = unsafe { free(self.ptr.cast()) };
+            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr.cast()) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemFreeHost failed");
             }
@@ -166,8 +166,9 @@ impl<T: DeviceCopy> DerefMut for Registered<'_, T> {
 impl<T: DeviceCopy> Drop for Registered<'_, T> {
     fn drop(&mut self) {
         if let Ok(unregister) = self.driver.table().cuMemHostUnregister() {
+            let p = self.data.as_mut_ptr().cast();
             // SAFETY: registered by `register_host` and not since unregistered.
-            let r = unsafe { unregister(self.data.as_mut_ptr().cast()) };
+            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unregister(p) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemHostUnregister failed");
             }

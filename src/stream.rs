@@ -271,11 +271,15 @@ type SyncFn = crate::table::pfn::cuStreamSynchronize;
 
 /// Waits for the stream's work. Success, or a sticky error (the context is dead: its
 /// work was abandoned, and the driver touches no host memory for it any more), lets a
-/// scope end. Any other failure leaves copies possibly in flight with no way to wait
-/// for them, so the process aborts rather than release the host memory they use.
-fn wait_or_abort(sync: SyncFn, stream: CUstream) -> Result<(), CudaError> {
+/// scope end. A capture elsewhere that forbids the wait on this thread is stepped
+/// around (relaxed capture mode, for the wait only). Any other failure leaves copies
+/// possibly in flight with no way to wait for them, so the process aborts rather than
+/// release the host memory they use.
+fn wait_or_abort(driver: &'static Driver, sync: SyncFn, stream: CUstream) -> Result<(), CudaError> {
     // SAFETY: a live stream.
-    match check(unsafe { sync(stream) }) {
+    match check(crate::graph::retry_relaxed(driver, || unsafe {
+        sync(stream)
+    })) {
         Err(e) if !e.is_sticky() => {
             tracing::error!(%e, "cannot wait for an async scope's copies; aborting");
             std::process::abort()
@@ -287,13 +291,14 @@ fn wait_or_abort(sync: SyncFn, stream: CUstream) -> Result<(), CudaError> {
 /// Waits when dropped: a scope never unwinds while its copies may still touch host
 /// memory.
 struct WaitOnDrop {
+    driver: &'static Driver,
     sync: SyncFn,
     stream: CUstream,
 }
 
 impl Drop for WaitOnDrop {
     fn drop(&mut self) {
-        if let Err(e) = wait_or_abort(self.sync, self.stream) {
+        if let Err(e) = wait_or_abort(self.driver, self.sync, self.stream) {
             tracing::error!(%e, "the stream failed while an async scope unwound");
         }
     }
@@ -330,12 +335,13 @@ impl Stream<'_> {
             _env: PhantomData,
         };
         let guard = WaitOnDrop {
+            driver: self.driver,
             sync,
             stream: self.raw,
         };
         let r = f(&scope);
         core::mem::forget(guard); // the wait below reports its error instead
-        wait_or_abort(sync, self.raw)?;
+        wait_or_abort(self.driver, sync, self.raw)?;
         Ok(r)
     }
 }

@@ -1,15 +1,16 @@
 //! Graphs through the safe layer, on softcuda (or with `--features gpu-tests` the
 //! driver the environment names): every node kind, dependencies, clone and DOT,
 //! instantiate, launch inside a scope, kernel-argument and whole-graph update (and
-//! its typed failure), the three capture modes, fork and join, invalidation and
-//! unjoined forks as typed errors. No live object is left behind.
+//! its typed failure), graph memory and its order, the three capture modes, forks,
+//! invalidation, failing and panicking captures, refused streams. No live object is
+//! left behind.
 
 mod common;
 
 use common::on_device0;
 
 use oxicuda_driver::CudaError;
-use oxicuda_driver::graph::{CaptureMode, Graph};
+use oxicuda_driver::graph::{CaptureMode, ConditionalHandle, ConditionalKind, Graph};
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::stream::{NoTiming, host_callback_panics};
@@ -210,6 +211,11 @@ fn clones_children_and_explicit_dependencies() {
                 copy.node_type(second),
                 Err(CudaError::ForeignGraphNode { .. })
             ));
+            // Only a clone maps the original's handles.
+            assert!(matches!(
+                child.node_in_clone(&parent, second),
+                Err(CudaError::ForeignGraphNode { .. })
+            ));
             drop((child, parent));
             let exec = copy.instantiate()?;
             stream.scope(|s| s.launch_graph(&exec))??;
@@ -253,19 +259,26 @@ fn capture_in(mode: CaptureMode) {
         let mut main = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let grid = N.div_ceil(256) as u32;
-        let graph: Graph<'_> = {
-            let cap = main.begin_capture(mode)?;
+        let graph: Graph<'_> = main.capture(mode, |cap| {
             cap.copy_to_device(&x, &xs)?;
-            {
-                let fork = cap.fork(&mut side)?;
+            cap.fork(&mut side, |fork| {
                 fork.launch(&saxpy, grid, 256, 0, (2.0f32, &x, &z))?; // z = 2x
-                cap.launch(&saxpy, grid, 256, 0, (1.0f32, &x, &y))?; // y = x + 1
-                cap.join(fork)?;
-            }
+                cap.launch(&saxpy, grid, 256, 0, (1.0f32, &x, &y)) // y = x + 1, meanwhile
+            })?;
             cap.launch(&add, grid, 256, 0, (&y, &z, &sum))?; // 3x + 1
-            cap.copy_to_host(&mut host, &sum)?;
-            cap.end()?
-        };
+            cap.copy_to_host(&mut host, &sum)
+        })?;
+        // A graph that writes host memory is neither cloned nor embedded.
+        assert!(matches!(
+            graph.try_clone().map(|_| ()),
+            Err(CudaError::GraphCopyRefused)
+        ));
+        let mut parent = cur.create_graph()?;
+        assert!(matches!(
+            parent.add_child(&[], &graph),
+            Err(CudaError::GraphCopyRefused)
+        ));
+        drop(parent);
         assert_eq!(graph.driver_node_count()?, 5, "copy, two saxpys, add, copy");
         let exec = graph.instantiate()?;
         main.scope(|s| s.launch_graph(&exec))??;
@@ -301,11 +314,14 @@ fn an_illegal_call_during_capture_invalidates_it() {
         let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut buf = cur.alloc::<u32>(16)?;
         let mut other = cur.alloc::<u32>(16)?;
-        let cap = stream.begin_capture(CaptureMode::Global)?;
-        cap.fill(&buf, 7u32)?;
-        // A synchronous copy on this thread during a global capture: refused by the
-        // driver, and the capture is invalidated.
-        let refused = other.copy_from_host(&[1; 16]);
+        let mut refused = Ok(());
+        let r = stream.capture(CaptureMode::Global, |cap| {
+            cap.fill(&buf, 7u32)?;
+            // A synchronous copy on this thread during a global capture: refused by
+            // the driver, and the capture is invalidated.
+            refused = other.copy_from_host(&[1; 16]);
+            Ok(())
+        });
         assert!(
             matches!(
                 refused,
@@ -316,7 +332,7 @@ fn an_illegal_call_during_capture_invalidates_it() {
             ),
             "{refused:?}"
         );
-        match cap.end().map(|_| ()) {
+        match r.map(|_| ()) {
             Err(CudaError::Driver(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)) => {}
             r => panic!("expected STREAM_CAPTURE_INVALIDATED, got {r:?}"),
         }
@@ -329,30 +345,254 @@ fn an_illegal_call_during_capture_invalidates_it() {
 }
 
 #[test]
-fn a_fork_left_unjoined_fails_the_capture_and_a_dropped_capture_ends_it() {
+fn failed_and_panicking_captures_are_ended_and_discarded() {
     on_device0(|cur| -> Result<(), CudaError> {
         let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        let mut buf = cur.alloc::<u32>(16)?;
-        let cap = stream.begin_capture(CaptureMode::ThreadLocal)?;
-        {
-            let fork = cap.fork(&mut side)?;
-            fork.fill(&buf, 1u32)?;
-        }
-        match cap.end().map(|_| ()) {
-            Err(CudaError::Driver(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)) => {}
-            r => panic!("expected STREAM_CAPTURE_UNJOINED, got {r:?}"),
-        }
-        // Both streams work normally afterwards.
-        side.fill(&mut buf, 5u32)?;
+        let buf = cur.alloc_from(&[0u32; 16])?;
+        // An error inside a fork: the fork is still joined, the capture ended, the
+        // graph discarded, the error returned.
+        let r = stream.capture(CaptureMode::ThreadLocal, |cap| {
+            cap.fork(&mut side, |fork| {
+                fork.fill(&buf, 1u32)?;
+                Err(CudaError::InvalidImage("a user error"))
+            })
+        });
+        assert!(matches!(r.map(|_| ()), Err(CudaError::InvalidImage(_))));
+        // A panic inside a capture: the capture is ended on the way out.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = stream.capture(CaptureMode::Relaxed, |cap| {
+                cap.fork(&mut side, |fork| {
+                    fork.fill(&buf, 2u32)?;
+                    panic!("inside a fork");
+                })
+            });
+        }));
+        assert!(caught.is_err());
+        // Both streams work normally afterwards; nothing captured ever ran.
         side.synchronize()?;
-        // A capture dropped without end() is ended and its graph discarded.
-        {
-            let cap = stream.begin_capture(CaptureMode::Relaxed)?;
-            cap.fill(&buf, 9u32)?;
-        }
         stream.synchronize()?;
-        assert_eq!(buf.to_vec()?, vec![5; 16], "captured work never ran");
+        assert_eq!(buf.to_vec()?, vec![0; 16], "captured work never ran");
+        // Default and blocking streams are not captured.
+        let mut blocking = cur.create_stream(CUstream_flags::empty())?;
+        assert!(matches!(
+            blocking
+                .capture(CaptureMode::Relaxed, |_| Ok(()))
+                .map(|_| ()),
+            Err(CudaError::CaptureRefused(_))
+        ));
+        assert!(matches!(
+            cur.per_thread_stream()
+                .capture(CaptureMode::Relaxed, |_| Ok(()))
+                .map(|_| ()),
+            Err(CudaError::CaptureRefused(_))
+        ));
+        let r = stream.capture(CaptureMode::Relaxed, |cap| {
+            cap.fork(&mut blocking, |_| Ok(()))
+        });
+        assert!(matches!(r.map(|_| ()), Err(CudaError::CaptureRefused(_))));
+        Ok(())
+    });
+}
+
+#[test]
+fn memory_a_graph_allocates_is_used_in_its_order() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: each kernel writes its `Slice<float>` only below
+        // its length.
+        let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+        // SAFETY: as above.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let x = cur.alloc_from(&ramp(1.0))?;
+        let y = cur.alloc_from(&vec![1.0f32; N])?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let grid = N.div_ceil(256) as u32;
+        {
+            let mut g = cur.create_graph()?;
+            let (alloc, scratch) = g.add_alloc::<f32>(&[], N)?;
+            assert_eq!(scratch.len(), N);
+            assert_eq!(
+                g.node_type(alloc)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_ALLOC
+            );
+            // A use that does not depend on the allocation is refused.
+            match g.add_kernel(&[], &add, grid, 256, 0, (&x, &x, scratch)) {
+                Err(CudaError::GraphMemory { allocation: 0, .. }) => {}
+                r => panic!("expected GraphMemory, got {:?}", r.map(|k| k.node())),
+            }
+            let twice = g.add_kernel(&[alloc], &add, grid, 256, 0, (&x, &x, scratch))?; // 2x
+            let acc = g.add_kernel(&[twice.node()], &saxpy, grid, 256, 0, (1.0f32, scratch, &y))?;
+            // A free that does not follow every use is refused.
+            assert!(matches!(
+                g.add_free(&[twice.node()], scratch),
+                Err(CudaError::GraphMemory { allocation: 0, .. })
+            ));
+            // A graph whose allocation is not freed in it does not instantiate.
+            let mut unfinished = cur.create_graph()?;
+            unfinished.add_alloc::<u32>(&[], 16)?;
+            assert!(matches!(
+                unfinished.instantiate().map(|_| ()),
+                Err(CudaError::GraphMemory { allocation: 0, .. })
+            ));
+            let free = g.add_free(&[acc.node()], scratch)?;
+            assert_eq!(
+                g.node_type(free)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_FREE
+            );
+            // After its free, the memory is not used again.
+            assert!(matches!(
+                g.add_kernel(&[free], &add, grid, 256, 0, (&x, &x, scratch))
+                    .map(|k| k.node()),
+                Err(CudaError::GraphMemory { .. })
+            ));
+            // Nor anywhere else: not in a capture.
+            let mut other = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+            let r = other.capture(CaptureMode::ThreadLocal, |cap| {
+                cap.launch(&add, grid, 256, 0, (&x, &x, scratch))
+            });
+            assert!(matches!(r.map(|_| ()), Err(CudaError::GraphMemory { .. })));
+            let exec = g.instantiate()?;
+            stream.scope(|s| -> Result<(), CudaError> {
+                s.launch_graph(&exec)?;
+                s.launch_graph(&exec)
+            })??;
+        }
+        let v = y.to_vec()?;
+        assert!(
+            v.iter()
+                .enumerate()
+                .all(|(i, v)| *v == 1.0 + 4.0 * i as f32),
+            "{:?}",
+            &v[..4]
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn events_recorded_and_waited_for_under_capture_become_nodes() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let event = cur.create_event::<NoTiming>()?;
+        let buf = cur.alloc::<u32>(16)?;
+        let graph = stream.capture(CaptureMode::Relaxed, |cap| {
+            cap.fill(&buf, 4u32)?;
+            cap.record(&event)?;
+            cap.wait(&event)?;
+            cap.fill(&buf, 5u32)
+        })?;
+        assert_eq!(
+            graph.driver_node_count()?,
+            4,
+            "two memsets, a record, a wait"
+        );
+        let exec = graph.instantiate()?;
+        stream.scope(|s| s.launch_graph(&exec))??;
+        assert!(event.is_done()?);
+        drop(exec);
+        assert_eq!(buf.to_vec()?, vec![5; 16]);
+        Ok(())
+    });
+}
+
+#[test]
+fn frees_and_scopes_still_work_while_a_capture_forbids_unsafe_calls() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let dev = cur.alloc_from(&[3u32; 8])?;
+        let buf = cur.alloc::<u32>(8)?;
+        let doomed = cur.alloc::<u32>(1 << 16)?;
+        let live = || (!common::ON_GPU).then(|| softcuda::control::live_counts().allocations);
+        let before = live();
+        let mut host = vec![0u32; 8];
+        let mut scoped = None;
+        let r = stream.capture(CaptureMode::Global, |cap| {
+            cap.fill(&buf, 1u32)?;
+            // A free the global capture forbids on this thread: done anyway (relaxed
+            // mode for the call), never leaked.
+            drop(doomed);
+            // A scope on the legacy stream: whatever its copy is told, the scope's
+            // wait is not refused, so it returns (rather than abort the process).
+            scoped = Some(
+                cur.legacy_stream()
+                    .scope(|s| s.copy_to_host(&mut host, &dev)),
+            );
+            Ok(())
+        });
+        assert!(matches!(scoped, Some(Ok(_))), "{scoped:?}");
+        // The refused first attempt may have invalidated the capture, as on the driver.
+        assert!(
+            matches!(
+                r.as_ref().map(|_| ()),
+                Ok(())
+                    | Err(CudaError::Driver(
+                        CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                    ))
+            ),
+            "{:?}",
+            r.map(|_| ())
+        );
+        if let (Some(b), Some(a)) = (before, live()) {
+            assert_eq!(a, b - 1, "the buffer dropped during the capture was freed");
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn conditional_nodes_run_their_bodies_as_kernels_decide() {
+    if common::ON_GPU {
+        // The kernels call `cudaGraphSetConditional`, which a real driver resolves only
+        // when the module is linked with cudadevrt (the linker is not offered yet).
+        eprintln!(
+            "gpu-suite note: conditional nodes not exercised: their kernels need linking with cudadevrt"
+        );
+        return;
+    }
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(
+            include_str!("../kernels/conditional.ptx"),
+            &JitOptions::default(),
+        )?;
+        // SAFETY: kernels/conditional.cu: each kernel writes its slice only below its
+        // length, and passes the handle only to cudaGraphSetConditional.
+        let countdown = unsafe { module.function::<(ConditionalHandle, Out<u32>)>("countdown")? };
+        // SAFETY: as above.
+        let bump = unsafe { module.function::<(Out<u32>,)>("bump")? };
+        // SAFETY: as above.
+        let set = unsafe { module.function::<(ConditionalHandle, u32)>("set_condition")? };
+        let counter = cur.alloc_from(&[5u32])?;
+        let (loops, ifs) = (cur.alloc_from(&[0u32])?, cur.alloc_from(&[0u32])?);
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        {
+            let mut g = cur.create_graph()?;
+            // while (condition) { loops += 1; condition = --counter != 0 }, the
+            // condition set to 1 at every launch.
+            let (w, handle, mut body) =
+                g.add_conditional(&[], ConditionalKind::While, Some(true))?;
+            let b = body.add_kernel(&[], &bump, 1, 1, 0, (&loops,))?;
+            body.add_kernel(&[b.node()], &countdown, 1, 1, 0, (handle, &counter))?;
+            drop(body);
+            assert_eq!(
+                g.node_type(w)?,
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL
+            );
+            // if (condition) { ifs += 1 }, the condition set by a kernel before it.
+            let (i, handle, mut body) = g.add_conditional(&[w], ConditionalKind::If, None)?;
+            body.add_kernel(&[], &bump, 1, 1, 0, (&ifs,))?;
+            drop(body);
+            let setter = g.add_kernel(&[w], &set, 1, 1, 0, (handle, 1u32))?;
+            g.add_dependency(setter.node(), i)?;
+            let exec = g.instantiate()?;
+            stream.scope(|s| -> Result<(), CudaError> {
+                s.launch_graph(&exec)?; // 5 loops (counter 5 → 0)
+                s.launch_graph(&exec) // 1 loop (counter stays 0)
+            })??;
+        }
+        assert_eq!(counter.to_vec()?, [0]);
+        assert_eq!(loops.to_vec()?, [6]);
+        assert_eq!(ifs.to_vec()?, [2]);
         Ok(())
     });
 }

@@ -7,9 +7,8 @@ use oxicuda_driver::{CudaError, CurrentContext};
 #[allow(dead_code)]
 fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
     let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-    let capture = stream.begin_capture(CaptureMode::Global)?;
-    capture.is_done()?;
-    capture.end()?;
+    let graph = stream.capture(CaptureMode::Global, |capture| capture.is_done().map(|_| ()))?;
+    drop(graph);
     Ok(())
 }
 

@@ -7,9 +7,8 @@ use oxicuda_driver::{CudaError, CurrentContext};
 #[allow(dead_code)]
 fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
     let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-    let capture = stream.begin_capture(CaptureMode::Global)?;
-    stream.synchronize()?;
-    capture.end()?;
+    let graph = stream.capture(CaptureMode::Global, |_capture| stream.synchronize())?;
+    drop(graph);
     Ok(())
 }
 

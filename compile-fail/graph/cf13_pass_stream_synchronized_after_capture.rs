@@ -1,4 +1,4 @@
-// CF13 twin: once the capture has ended, the stream is the caller's again.
+// CF13 twin: once the capture has ended, the streams are the caller's again.
 use oxicuda_driver::graph::CaptureMode;
 use oxicuda_driver::sys::CUstream_flags;
 use oxicuda_driver::{CudaError, CurrentContext};
@@ -6,11 +6,14 @@ use oxicuda_driver::{CudaError, CurrentContext};
 #[allow(dead_code)]
 fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
     let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-    let buf = cur.alloc::<u32>(4)?;
-    let capture = stream.begin_capture(CaptureMode::Global)?;
-    capture.fill(&buf, 1u32)?;
-    let graph = capture.end()?;
+    let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    let (a, b) = (cur.alloc::<u32>(4)?, cur.alloc::<u32>(4)?);
+    let graph = stream.capture(CaptureMode::Global, |capture| {
+        capture.fork(&mut side, |forked| forked.fill(&b, 2u32))?;
+        capture.fill(&a, 1u32)
+    })?;
     stream.synchronize()?;
+    side.synchronize()?;
     drop(graph);
     Ok(())
 }

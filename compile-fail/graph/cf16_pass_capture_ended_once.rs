@@ -1,4 +1,4 @@
-// CF16 twin: one capture, one end, one graph.
+// CF16 twin: one capture, ended by its closure's return, one graph.
 use oxicuda_driver::graph::CaptureMode;
 use oxicuda_driver::sys::CUstream_flags;
 use oxicuda_driver::{CudaError, CurrentContext};
@@ -6,8 +6,7 @@ use oxicuda_driver::{CudaError, CurrentContext};
 #[allow(dead_code)]
 fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
     let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-    let capture = stream.begin_capture(CaptureMode::ThreadLocal)?;
-    let graph = capture.end()?;
+    let graph = stream.capture(CaptureMode::ThreadLocal, |_capture| Ok(()))?;
     drop(graph);
     Ok(())
 }

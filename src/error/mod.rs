@@ -75,6 +75,22 @@ pub enum CudaError {
         /// The offending node of the new graph, by index, when the driver named one.
         node: Option<usize>,
     },
+    /// Memory a graph allocates ([`GraphMemory`](crate::graph::GraphMemory)) used
+    /// against the graph's order: the allocation (by index) and the rule broken.
+    #[error("graph allocation #{allocation}: {rule}")]
+    GraphMemory {
+        /// The allocation's index among its graph's allocations.
+        allocation: usize,
+        /// The rule broken.
+        rule: &'static str,
+    },
+    /// A capture or fork refused before it began, or discarded: why.
+    #[error("capture refused: {0}")]
+    CaptureRefused(&'static str),
+    /// A graph with a node that writes host memory cannot be cloned or embedded as a
+    /// child: two copies could write the same exclusively borrowed memory at once.
+    #[error("a graph that writes host memory cannot be cloned or embedded as a child")]
+    GraphCopyRefused,
     /// A stream that should be capturing is not (the driver accepted the capture but
     /// reports another status): work through the capture would run instead.
     #[error(

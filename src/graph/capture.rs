@@ -9,10 +9,11 @@ use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, same_len};
 use crate::module::Function;
 use crate::stream::Stream;
 use crate::sys::{
-    CUevent, CUevent_flags, CUevent_record_flags, CUevent_wait_flags, CUgraph, CUstream,
-    CUstreamCaptureMode, CUstreamCaptureStatus,
+    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUevent, CUevent_flags, CUevent_record_flags,
+    CUevent_wait_flags, CUgraph, CUresult, CUstream, CUstream_flags, CUstreamCaptureMode,
+    CUstreamCaptureStatus,
 };
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
 use std::rc::Rc;
 
@@ -38,25 +39,21 @@ impl CaptureMode {
     }
 }
 
-/// A stream being captured (CF13): it is borrowed mutably, so it can be neither
-/// synchronised nor queried until the capture ends, and this guard offers only what
-/// is legal under capture. [`end`](Capturing::end) consumes it (CF16) and yields the
-/// graph; dropping it instead ends the capture and discards the graph. What the
-/// captured work borrows is borrowed for `'g`, the graph's lifetime.
-pub struct Capturing<'s, 'g> {
+/// A stream being captured (CF13), handed by reference to the closure of
+/// [`Stream::capture`]: the stream is borrowed mutably meanwhile, so it can be
+/// neither synchronised nor queried, and this guard offers only what is legal under
+/// capture. The capture ends once, when the closure returns (CF16) — the guard cannot
+/// escape the closure, so no `mem::forget` or early drop can leave a stream capturing
+/// outside the crate's hands. What the captured work borrows is borrowed for `'g`, the
+/// graph's lifetime. Forks of other streams ([`fork`](Capturing::fork)) are scoped the
+/// same way and rejoined by the crate.
+pub struct Capturing<'c, 'g> {
     ops: Ops<'g>,
-    ended: bool,
-    _stream: PhantomData<&'s mut ()>,
-}
-
-/// Another stream joined to a capture ([`Capturing::fork`]): what is queued on it is
-/// captured into the same graph, concurrent with the capturing stream's work until
-/// [`Capturing::join`]. Its stream stays mutably borrowed meanwhile, and it borrows
-/// the capture: the capture cannot end while a fork is outstanding, so nothing queued
-/// through a fork ever runs outside the capture.
-pub struct Forked<'c, 'g> {
-    ops: Ops<'g>,
-    _stream: PhantomData<&'c mut ()>,
+    /// The capture's identity (`cuStreamGetCaptureInfo`), shared by its forks.
+    id: u64,
+    /// Set when a fork could not be rejoined: the capture's graph is then discarded.
+    broken: Rc<Cell<bool>>,
+    _scope: PhantomData<&'c mut &'c ()>,
 }
 
 /// The operations legal under capture, on one stream of the capture.
@@ -65,6 +62,8 @@ struct Ops<'g> {
     stream: CUstream,
     /// Host functions of captured host nodes, shared by every stream of the capture.
     host_fns: Rc<RefCell<KeptFns<'g>>>,
+    /// Whether a captured node writes host memory (the graph then cannot be copied).
+    writes_host: Rc<Cell<bool>>,
     _tied: PhantomData<(&'g (), *const ())>,
 }
 
@@ -133,7 +132,6 @@ macro_rules! capture_ops {
 }
 
 capture_ops!(Capturing);
-capture_ops!(Forked);
 
 impl<'g> Ops<'g> {
     fn launch<S: Signature>(
@@ -144,6 +142,12 @@ impl<'g> Ops<'g> {
         shared_bytes: u32,
         args: impl GraphArgs<S> + 'g,
     ) -> Result<(), CudaError> {
+        if let Some((_, index)) = crate::launch::graph_memory::<S, _>(&args).first() {
+            return Err(CudaError::GraphMemory {
+                allocation: *index,
+                rule: "memory a graph allocates is used only by that graph's nodes",
+            });
+        }
         let launch = self.driver.table().cuLaunchKernel()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             // SAFETY: one pointer per declared parameter, each to a value of its
@@ -191,6 +195,7 @@ impl<'g> Ops<'g> {
     ) -> Result<(), CudaError> {
         let s = src.view();
         same_len(dst.len(), s.len())?;
+        self.writes_host.set(true);
         // SAFETY: as above; `T: DeviceCopy` makes any bytes written valid.
         check(unsafe {
             self.driver.table().cuMemcpyDtoHAsync()?(
@@ -260,82 +265,222 @@ impl<'g> Ops<'g> {
 }
 
 impl<'a> Stream<'a> {
-    /// Starts capturing this stream (CF13): until the returned guard ends, the stream
-    /// is borrowed mutably and work goes through the guard, into a graph that borrows
-    /// what the work borrows for `'g`. The legacy default stream cannot be captured
-    /// (the driver's error).
-    pub fn begin_capture<'s, 'g>(
-        &'s mut self,
+    /// Captures into a graph the work `f` queues through the guard it is given (CF13):
+    /// the stream is borrowed mutably until the capture ends, which happens once,
+    /// when `f` returns — or unwinds (CF16). Returns the graph, which borrows what the
+    /// captured work borrows for `'g`. If `f` fails, or a call inside it invalidated
+    /// the capture, the graph is discarded and the error returned
+    /// (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` for an invalidated capture).
+    ///
+    /// Only created, non-blocking streams are captured ([`CudaError::CaptureRefused`]
+    /// otherwise): a blocking stream under capture would make every use of the legacy
+    /// default stream an error, and the special streams have more than one name.
+    pub fn capture<'g>(
+        &mut self,
         mode: CaptureMode,
-    ) -> Result<Capturing<'s, 'g>, CudaError>
+        f: impl for<'c> FnOnce(&'c Capturing<'c, 'g>) -> Result<(), CudaError>,
+    ) -> Result<Graph<'g>, CudaError>
     where
         'a: 'g,
     {
         let driver = self.driver();
+        let stream = self.raw();
+        capturable(driver, stream)?;
         // SAFETY: a live stream of the current context.
-        check(unsafe { driver.table().cuStreamBeginCapture()?(self.raw(), mode.raw()) })?;
-        let guard = Capturing {
+        check(unsafe { driver.table().cuStreamBeginCapture()?(stream, mode.raw()) })?;
+        // From here the capture ends in this frame, also on unwind.
+        let mut ending = EndOnDrop {
+            driver,
+            stream,
+            armed: true,
+        };
+        // On an error `ending` ends the capture.
+        let id = capture_id(driver, stream)?;
+        let cap = Capturing {
             ops: Ops {
                 driver,
-                stream: self.raw(),
+                stream,
                 host_fns: Rc::new(RefCell::new(Vec::new())),
+                writes_host: Rc::new(Cell::new(false)),
                 _tied: PhantomData,
             },
-            ended: false,
-            _stream: PhantomData,
+            id,
+            broken: Rc::new(Cell::new(false)),
+            _scope: PhantomData,
         };
-        // Checked once: work through the guard must be captured, never run, because
-        // what it borrows is borrowed only as long as the graph lives.
-        ensure_capturing(driver, guard.ops.stream)?;
-        Ok(guard)
+        let r = f(&cap);
+        ending.armed = false;
+        let ended = end_capture(driver, stream);
+        let raw = match (r, ended) {
+            (Ok(()), Ok(raw)) if !cap.broken.get() => raw,
+            (r, ended) => {
+                let ended = ended.map(|raw| destroy_graph(driver, raw));
+                r?;
+                ended?;
+                return Err(CudaError::CaptureRefused(
+                    "a forked stream could not be rejoined; the capture was discarded",
+                ));
+            }
+        };
+        let fns = core::mem::take(&mut *cap.ops.host_fns.borrow_mut());
+        let mut graph = Graph::from_raw(driver, raw, fns);
+        graph.writes_host = cap.ops.writes_host.get();
+        Ok(graph)
     }
 }
 
-/// [`CudaError::CaptureNotActive`] unless the driver reports `stream` as capturing.
-fn ensure_capturing(driver: &'static Driver, stream: CUstream) -> Result<(), CudaError> {
-    let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+/// Ends a capture when dropped (on unwind, or an early return), discarding its graph.
+struct EndOnDrop {
+    driver: &'static Driver,
+    stream: CUstream,
+    armed: bool,
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        match end_capture(self.driver, self.stream) {
+            Ok(raw) => destroy_graph(self.driver, raw),
+            Err(e) => tracing::debug!(%e, "a capture ended without its graph"),
+        }
+    }
+}
+
+/// Refuses the streams a capture must not use: the special handles (the legacy and
+/// per-thread default streams have other names a capture cannot borrow) and blocking
+/// streams.
+fn capturable(driver: &'static Driver, stream: CUstream) -> Result<(), CudaError> {
+    if [CUstream::NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD].contains(&stream) {
+        return Err(CudaError::CaptureRefused(
+            "a default stream cannot be captured: capture a created stream",
+        ));
+    }
+    let mut flags = 0;
     // SAFETY: a live stream and a valid out-pointer.
-    check(unsafe { driver.table().cuStreamIsCapturing()?(stream, &mut status) })?;
+    check(unsafe { driver.table().cuStreamGetFlags()?(stream, &mut flags) })?;
+    if flags & CUstream_flags::CU_STREAM_NON_BLOCKING.bits() == 0 {
+        return Err(CudaError::CaptureRefused(
+            "only a CU_STREAM_NON_BLOCKING stream can be captured",
+        ));
+    }
+    Ok(())
+}
+
+/// The identity of the capture `stream` is part of; [`CudaError::CaptureNotActive`]
+/// unless it is actively capturing.
+fn capture_id(driver: &'static Driver, stream: CUstream) -> Result<u64, CudaError> {
+    let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    let mut id = 0u64;
+    // SAFETY: a live stream and valid out-pointers.
+    check(unsafe {
+        driver.table().cuStreamGetCaptureInfo_v10010()?(stream, &mut status, &mut id)
+    })?;
     if status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE {
-        Ok(())
+        Ok(id)
     } else {
         Err(CudaError::CaptureNotActive { status })
     }
 }
 
-impl<'s, 'g> Capturing<'s, 'g> {
-    /// Joins `other` to the capture: work queued through the returned handle is
-    /// captured after what this stream has queued so far, concurrently with what it
-    /// queues next, until [`join`](Self::join). Ending the capture with a fork not
-    /// joined is the driver's `CUDA_ERROR_STREAM_CAPTURE_UNJOINED`.
-    pub fn fork<'c>(&'c self, other: &'c mut Stream<'_>) -> Result<Forked<'c, 'g>, CudaError> {
-        Ops::order(self.ops.driver, self.ops.stream, other.raw())?;
-        ensure_capturing(self.ops.driver, other.raw())?;
-        Ok(Forked {
+impl<'c, 'g> Capturing<'c, 'g> {
+    /// Joins `other` to the capture for the duration of `f`: what `f` queues through
+    /// the guard it is given is captured after what this stream queued so far, and
+    /// concurrently with what it queues next; when `f` returns (or unwinds) the crate
+    /// joins `other` back, so that what this stream queues afterwards waits for it.
+    /// `other` stays mutably borrowed throughout; it must be a created, non-blocking
+    /// stream.
+    pub fn fork(
+        &self,
+        other: &mut Stream<'_>,
+        f: impl for<'f> FnOnce(&'f Capturing<'f, 'g>) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let (driver, origin, stream) = (self.ops.driver, self.ops.stream, other.raw());
+        capturable(driver, stream)?;
+        Ops::order(driver, origin, stream)?;
+        // From here `other` is in the capture: it is joined back in this frame.
+        let joining = JoinOnDrop {
+            driver,
+            from: stream,
+            to: origin,
+            broken: Rc::clone(&self.broken),
+        };
+        if capture_id(driver, stream)? != self.id {
+            return Err(CudaError::CaptureRefused(
+                "the forked stream did not join this capture",
+            ));
+        }
+        let forked = Capturing {
             ops: Ops {
-                driver: self.ops.driver,
-                stream: other.raw(),
+                driver,
+                stream,
                 host_fns: Rc::clone(&self.ops.host_fns),
+                writes_host: Rc::clone(&self.ops.writes_host),
                 _tied: PhantomData,
             },
-            _stream: PhantomData,
-        })
+            id: self.id,
+            broken: Rc::clone(&self.broken),
+            _scope: PhantomData,
+        };
+        let r = f(&forked);
+        joining.join()?;
+        r
     }
+}
 
-    /// Joins a forked stream back: what this stream queues next waits for its work.
-    pub fn join(&self, forked: Forked<'_, 'g>) -> Result<(), CudaError> {
-        Ops::order(self.ops.driver, forked.ops.stream, self.ops.stream)
-    }
+/// Joins a forked stream back into its capture when dropped (on unwind, or an early
+/// return); a join that fails marks the capture broken, so its graph is discarded.
+struct JoinOnDrop {
+    driver: &'static Driver,
+    from: CUstream,
+    to: CUstream,
+    broken: Rc<Cell<bool>>,
+}
 
-    /// Ends the capture (CF16: once, by value) and returns the graph. An operation the
-    /// driver refused during the capture invalidates it: the error here is then
-    /// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.
-    pub fn end(mut self) -> Result<Graph<'g>, CudaError> {
-        self.ended = true;
-        let raw = end_capture(self.ops.driver, self.ops.stream)?;
-        let fns = core::mem::take(&mut *self.ops.host_fns.borrow_mut());
-        Ok(Graph::from_raw(self.ops.driver, raw, fns))
+impl JoinOnDrop {
+    fn join(self) -> Result<(), CudaError> {
+        let r = Ops::order(self.driver, self.from, self.to);
+        if r.is_err() {
+            self.broken.set(true);
+        }
+        core::mem::forget(self);
+        r
     }
+}
+
+impl Drop for JoinOnDrop {
+    fn drop(&mut self) {
+        if Ops::order(self.driver, self.from, self.to).is_err() {
+            self.broken.set(true);
+        }
+    }
+}
+
+/// Calls `f`; if the driver refuses the call because a capture forbids it on this
+/// thread (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`: a global or thread-local capture
+/// forbids "potentially unsafe" calls), calls it once more with this thread in
+/// relaxed capture mode, then restores the mode. For the calls that must not fail
+/// because a capture is running elsewhere: a scope's wait, and the frees of values
+/// being dropped (a refused free would leak, a refused unregistration would leave
+/// freed memory registered).
+pub(crate) fn retry_relaxed(driver: &'static Driver, mut f: impl FnMut() -> CUresult) -> CUresult {
+    let r = f();
+    if r != CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED {
+        return r;
+    }
+    let Ok(exchange) = driver.table().cuThreadExchangeStreamCaptureMode() else {
+        return r;
+    };
+    let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: a valid in/out pointer to a mode.
+    if check(unsafe { exchange(&mut mode) }).is_err() {
+        return r;
+    }
+    let again = f();
+    // SAFETY: as above; puts back the mode this thread had.
+    let _ = unsafe { exchange(&mut mode) };
+    again
 }
 
 /// `cuStreamEndCapture`: the graph, or the capture's error (then no graph is left).
@@ -344,26 +489,20 @@ fn end_capture(driver: &'static Driver, stream: CUstream) -> Result<CUgraph, Cud
     // SAFETY: a capturing stream and a valid out-pointer.
     let r = check(unsafe { driver.table().cuStreamEndCapture()?(stream, &mut raw) });
     if r.is_err() && !raw.is_null() {
-        // SAFETY: a graph the driver handed back despite the error: ours to destroy.
-        let _ = unsafe { driver.table().cuGraphDestroy().map(|f| f(raw)) };
+        destroy_graph(driver, raw);
     }
     r.map(|()| raw)
 }
 
-impl Drop for Capturing<'_, '_> {
-    fn drop(&mut self) {
-        if self.ended {
-            return;
-        }
-        match end_capture(self.ops.driver, self.ops.stream) {
-            Ok(raw) => {
-                // SAFETY: the graph just captured, never shared: ours to destroy.
-                let _ = unsafe { self.ops.driver.table().cuGraphDestroy().map(|f| f(raw)) };
-            }
-            Err(e) => tracing::warn!(%e, "a capture dropped without end() failed to end"),
+/// Destroys a graph a capture produced that nobody will use.
+fn destroy_graph(driver: &'static Driver, raw: CUgraph) {
+    if let Ok(destroy) = driver.table().cuGraphDestroy() {
+        // SAFETY: a graph just produced by a capture, never shared: ours to destroy.
+        let r = unsafe { destroy(raw) };
+        if check(r).is_err() {
+            tracing::warn!(?r, "cuGraphDestroy of a discarded capture failed");
         }
     }
 }
 
 static_assertions::assert_not_impl_any!(Capturing<'static, 'static>: Send, Sync);
-static_assertions::assert_not_impl_any!(Forked<'static, 'static>: Send, Sync);

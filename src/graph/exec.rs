@@ -52,6 +52,10 @@ impl<'g> GraphExec<'g> {
         args: impl GraphArgs<S> + 'g,
     ) -> Result<(), CudaError> {
         let raw_node = self.graph.raw_node(node.node)?;
+        let uses = crate::launch::graph_memory::<S, _>(&args);
+        let index = node.node.index();
+        self.graph
+            .check_uses(&uses, &self.graph.preds[index], Some(index))?;
         let set = self.graph.driver.table().cuGraphExecKernelNodeSetParams()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             let p = kernel_node_params(node.func, node.grid, node.block, node.shared_bytes, params);
@@ -71,6 +75,9 @@ impl<'g> GraphExec<'g> {
             errorNode: CUgraphNode::NULL,
             errorFromNode: CUgraphNode::NULL,
         };
+        // The executable graph may call the new graph's host functions from now on,
+        // even after a failure that updated part of it: keep them first.
+        self.graph.host_fns.extend(graph.host_fns.iter().cloned());
         // SAFETY: a live executable graph, a live graph and a valid out-pointer.
         let r = unsafe { t.cuGraphExecUpdate()?(self.raw, graph.raw, &mut info) };
         if r == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE {
@@ -82,10 +89,7 @@ impl<'g> GraphExec<'g> {
                 node,
             });
         }
-        check(r)?;
-        // The executable graph may now call the new graph's host functions.
-        self.graph.host_fns.extend(graph.host_fns.iter().cloned());
-        Ok(())
+        check(r)
     }
 }
 

@@ -1,0 +1,237 @@
+//! Memory a graph allocates and frees as it runs (memory-allocation and -free nodes).
+//!
+//! A [`GraphMemory<T>`] exists only between its allocation node and its free node in
+//! the graph's execution order, so its uses are checked against the graph's
+//! dependencies as nodes are added — the crate knows every edge it was given: a node
+//! that uses the memory must depend (directly or not) on the allocation node; the free
+//! node must depend on every node that uses it; no node may use it after the free is
+//! added; and a graph is instantiated only when each of its allocations is freed in
+//! it. A violation is [`CudaError::GraphMemory`], naming the allocation and the rule.
+
+use super::{Graph, Node};
+use crate::error::{CudaError, check};
+use crate::launch::sealed::{ArgBytes, GraphMemoryId};
+use crate::launch::{GraphArg, In, Out};
+use crate::memory::{DeviceCopy, bytes};
+use crate::sys::{
+    CUDA_MEM_ALLOC_NODE_PARAMS, CUdevice, CUdeviceptr, CUmemAllocationType, CUmemLocationType,
+};
+use core::ffi::c_void;
+use core::marker::PhantomData;
+
+/// Device memory of `len` elements of `T` that a graph allocates when it runs: an
+/// argument of the graph's kernel nodes (for `In<T>` and `Out<T>` alike) that depend
+/// on its allocation node and precede its free node. A plain handle (`Copy`): the
+/// graph checks each use.
+pub struct GraphMemory<T: DeviceCopy> {
+    graph: u64,
+    index: usize,
+    ptr: CUdeviceptr,
+    len: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: DeviceCopy> Clone for GraphMemory<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: DeviceCopy> Copy for GraphMemory<T> {}
+
+impl<T: DeviceCopy> core::fmt::Debug for GraphMemory<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GraphMemory")
+            .field("allocation", &self.index)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: DeviceCopy> GraphMemory<T> {
+    /// Its length in elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address the driver chose (the same at every launch).
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    fn id(&self) -> GraphMemoryId {
+        (self.graph, self.index)
+    }
+
+    fn param(&self, scratch: &mut [u64; 2]) -> *mut c_void {
+        *scratch = [self.ptr, self.len as u64];
+        scratch.as_mut_ptr().cast()
+    }
+}
+
+impl<T: DeviceCopy> GraphArg<In<T>> for GraphMemory<T> {}
+impl<T: DeviceCopy> ArgBytes<In<T>> for GraphMemory<T> {
+    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
+        GraphMemory::param(self, scratch)
+    }
+    fn graph_memory(&self) -> Option<GraphMemoryId> {
+        Some(self.id())
+    }
+}
+impl<T: DeviceCopy> GraphArg<Out<T>> for GraphMemory<T> {}
+impl<T: DeviceCopy> ArgBytes<Out<T>> for GraphMemory<T> {
+    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
+        GraphMemory::param(self, scratch)
+    }
+    fn graph_memory(&self) -> Option<GraphMemoryId> {
+        Some(self.id())
+    }
+}
+
+/// What a graph knows of one of its allocations.
+#[derive(Debug, Clone)]
+pub(crate) struct Allocation {
+    /// The allocation node.
+    node: usize,
+    /// The free node, once added.
+    free: Option<usize>,
+    /// The nodes that use the memory.
+    users: Vec<usize>,
+}
+
+fn violation(allocation: usize, rule: &'static str) -> CudaError {
+    CudaError::GraphMemory { allocation, rule }
+}
+
+impl<'g> Graph<'g> {
+    /// Adds a node that allocates `len` elements of `T` on the current device each
+    /// time the graph runs (at the same address every time), and returns the memory,
+    /// to be freed by [`add_free`](Self::add_free) in this graph.
+    pub fn add_alloc<T: DeviceCopy>(
+        &mut self,
+        deps: &[Node],
+        len: usize,
+    ) -> Result<(Node, GraphMemory<T>), CudaError> {
+        let t = self.driver.table();
+        let mut device: CUdevice = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { t.cuCtxGetDevice()?(&mut device) })?;
+        // SAFETY: integers, handles and null pointers: all-zero is valid, and is what
+        // the driver expects of the fields not set below.
+        let mut p: CUDA_MEM_ALLOC_NODE_PARAMS = unsafe { core::mem::zeroed() };
+        p.poolProps.allocType = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        p.poolProps.location.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        p.poolProps.location.id = device;
+        p.bytesize = bytes::<T>(len)?;
+        let add = t.cuGraphAddMemAllocNode()?;
+        // SAFETY: this graph, its nodes, and parameters the driver reads and whose
+        // `dptr` it writes.
+        let node = self.add(deps, |out, g, d, n| unsafe { add(out, g, d, n, &mut p) })?;
+        self.allocations.push(Allocation {
+            node: node.index(),
+            free: None,
+            users: Vec::new(),
+        });
+        Ok((
+            node,
+            GraphMemory {
+                graph: self.id,
+                index: self.allocations.len() - 1,
+                ptr: p.dptr,
+                len,
+                _t: PhantomData,
+            },
+        ))
+    }
+
+    /// Adds the node that frees `memory`; it must depend on every node that uses it.
+    pub fn add_free<T: DeviceCopy>(
+        &mut self,
+        deps: &[Node],
+        memory: GraphMemory<T>,
+    ) -> Result<Node, CudaError> {
+        let a = self.allocation(memory.id())?;
+        let start: Vec<usize> = deps.iter().map(|d| d.index()).collect();
+        if a.users
+            .iter()
+            .chain([&a.node])
+            .any(|u| !self.reaches(&start, *u))
+        {
+            return Err(violation(
+                memory.index,
+                "the free node must depend on the allocation node and on every node that uses the memory",
+            ));
+        }
+        let add = self.driver.table().cuGraphAddMemFreeNode()?;
+        let ptr = memory.ptr;
+        // SAFETY: this graph, its nodes, and the address its allocation node returned.
+        let node = self.add(deps, |out, g, d, n| unsafe { add(out, g, d, n, ptr) })?;
+        self.allocations[memory.index].free = Some(node.index());
+        Ok(node)
+    }
+
+    /// The allocation `id` names, if it is this graph's and not freed.
+    fn allocation(&self, id: GraphMemoryId) -> Result<&Allocation, CudaError> {
+        let a = match self.allocations.get(id.1) {
+            Some(a) if id.0 == self.id => a,
+            _ => return Err(violation(id.1, "the memory belongs to another graph")),
+        };
+        if a.free.is_some() {
+            return Err(violation(id.1, "the memory is already freed in this graph"));
+        }
+        Ok(a)
+    }
+
+    /// Checks the memory a node uses: each allocation this graph's, not freed, and
+    /// its allocation node among `start` or before them. For a node that exists
+    /// already (`existing`), an allocation freed after it is accepted too.
+    pub(crate) fn check_uses(
+        &self,
+        uses: &[GraphMemoryId],
+        start: &[usize],
+        existing: Option<usize>,
+    ) -> Result<(), CudaError> {
+        for id in uses {
+            let a = match (self.allocation(*id), existing) {
+                (Ok(a), _) => a,
+                (Err(e), None) => return Err(e),
+                (Err(e), Some(node)) => match self.allocations.get(id.1) {
+                    // An existing node may keep using memory whose free node depends on it.
+                    Some(a)
+                        if id.0 == self.id && a.free.is_some_and(|f| self.reaches(&[f], node)) =>
+                    {
+                        a
+                    }
+                    _ => return Err(e),
+                },
+            };
+            if !self.reaches(start, a.node) {
+                return Err(violation(
+                    id.1,
+                    "a node that uses the memory must depend on its allocation node",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn record_uses(&mut self, uses: &[GraphMemoryId], node: usize) {
+        for id in uses {
+            if let Some(a) = self.allocations.get_mut(id.1) {
+                a.users.push(node);
+            }
+        }
+    }
+
+    /// Every allocation is freed in the graph.
+    pub(crate) fn check_all_freed(&self) -> Result<(), CudaError> {
+        match self.allocations.iter().position(|a| a.free.is_none()) {
+            Some(i) => Err(violation(i, "every allocation must be freed in its graph")),
+            None => Ok(()),
+        }
+    }
+}
