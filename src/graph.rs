@@ -31,8 +31,11 @@
 //! graph that made them; they hold no driver pointer, so a stale or foreign handle is a
 //! typed error ([`CudaError::ForeignGraphNode`]), never a dangling handle in the driver.
 //!
-//! Not offered yet: memory-allocation and -free nodes, conditional nodes, external
-//! semaphores, batch memory operations, and node removal.
+//! Memory a graph allocates as it runs ([`GraphMemory`], `add_alloc`/`add_free`) is
+//! checked against the graph's order; conditional nodes (`add_conditional`, CUDA
+//! 12.3+) hand out their body as a [`Body`] borrowing the graph. Not offered yet:
+//! `switch` conditionals, external semaphores, batch memory operations, node removal,
+//! and stream-ordered allocation during capture (with memory pools).
 
 mod capture;
 mod conditional;
