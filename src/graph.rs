@@ -33,7 +33,7 @@
 //!
 //! Memory a graph allocates as it runs ([`GraphMemory`], `add_alloc`/`add_free`) is
 //! checked against the graph's order; conditional nodes (`add_conditional`, CUDA
-//! 12.3+) hand out their body as a [`Body`] borrowing the graph. Not offered yet:
+//! 12.3+) hand out their body as a `Graph<'g, BodyOf<'p>>` borrowing the graph. Not offered yet:
 //! `switch` conditionals, external semaphores, batch memory operations, node removal,
 //! and stream-ordered allocation during capture (with memory pools).
 
@@ -43,8 +43,8 @@ mod exec;
 mod memory;
 
 pub(crate) use capture::retry_relaxed;
-pub use capture::{CaptureMode, Capturing};
-pub use conditional::{Body, ConditionalHandle, ConditionalKind};
+pub use capture::{Branch, CaptureMode, Capturing};
+pub use conditional::{ConditionalHandle, ConditionalKind};
 pub use exec::GraphExec;
 pub use memory::GraphMemory;
 
@@ -60,10 +60,12 @@ use crate::sys::{
     CUcontext, CUdeviceptr, CUfunction, CUgraph, CUgraphNode, CUgraphNodeType, CUkernel,
     CUmemorytype,
 };
+use core::cell::{Cell, RefCell};
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// A host function of a graph: called each time its node runs, possibly many times.
@@ -78,8 +80,36 @@ fn next_id() -> u64 {
     NEXT_GRAPH.fetch_add(1, Ordering::Relaxed)
 }
 
+/// What a [`Graph`] value stands for: a graph it owns ([`Owned`], the default), or the
+/// body of a conditional node ([`BodyOf`]), which its node owns. Sealed.
+pub trait Kind: kind::Sealed {}
+
+mod kind {
+    pub trait Sealed {
+        /// Whether dropping the value destroys the graph.
+        const OWNED: bool;
+    }
+}
+
+/// A graph this value owns: it can be instantiated, cloned and embedded.
+pub struct Owned;
+impl kind::Sealed for Owned {
+    const OWNED: bool = true;
+}
+impl Kind for Owned {}
+
+/// The body of a conditional node of a graph borrowed (mutably) for `'p`: built like
+/// a graph, owned by its node, and unable to outlive the borrow.
+pub struct BodyOf<'p>(PhantomData<&'p mut ()>);
+impl kind::Sealed for BodyOf<'_> {
+    const OWNED: bool = false;
+}
+impl Kind for BodyOf<'_> {}
+
 /// A built graph of the current context: nodes and their dependencies. Not `Send`.
-pub struct Graph<'g> {
+/// `Graph<'g>` owns its graph; `Graph<'g, BodyOf<'p>>` is a conditional node's body
+/// ([`add_conditional`](Graph::add_conditional)).
+pub struct Graph<'g, K: Kind = Owned> {
     pub(crate) driver: &'static Driver,
     pub(crate) raw: CUgraph,
     pub(crate) id: u64,
@@ -89,16 +119,18 @@ pub struct Graph<'g> {
     pub(crate) preds: Vec<Vec<usize>>,
     /// Memory the graph allocates when it runs ([`GraphMemory`]).
     pub(crate) allocations: Vec<memory::Allocation>,
-    pub(crate) host_fns: KeptFns<'g>,
+    /// Host functions its nodes call, shared with its conditional bodies (whose nodes
+    /// the graph runs), kept while any graph or executable graph may call them.
+    pub(crate) host_fns: Rc<RefCell<KeptFns<'g>>>,
     /// Whether a node writes host memory: such a graph cannot be cloned or embedded
     /// (two copies would write the same `&mut` host memory, possibly at once).
-    pub(crate) writes_host: bool,
+    pub(crate) writes_host: Rc<Cell<bool>>,
     /// The graph this one was cloned from, if any.
     pub(crate) cloned_from: Option<u64>,
-    /// Whether dropping this value destroys the graph (not for a conditional node's
-    /// body, which its node owns).
-    pub(crate) owned: bool,
-    pub(crate) _tied: PhantomData<(&'g (), *const ())>,
+    /// For a conditional body: the graphs it lies in, outermost first (a conditional
+    /// handle of any of them may be set by its kernels).
+    pub(crate) ancestors: Vec<u64>,
+    pub(crate) _tied: PhantomData<(&'g (), *const (), K)>,
 }
 
 /// A node of one graph: its index and that graph's identity. Holds no driver handle.
@@ -153,7 +185,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUgraph::NULL;
         // SAFETY: a valid out-pointer; flags must be 0.
         check(unsafe { self.driver().table().cuGraphCreate()?(&mut raw, 0) })?;
-        Ok(Graph::from_raw(self.driver(), raw, Vec::new()))
+        Ok(Graph::from_raw(self.driver(), raw, Rc::default()))
     }
 }
 
@@ -246,7 +278,9 @@ pub(crate) fn memset_params<T: MemsetValue>(
 /// Calls a graph host node's function (`userData` is an `Arc<HostNodeFn>`'s target).
 pub(crate) unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
     // SAFETY: `data` points to a `HostNodeFn` kept alive by every graph and executable
-    // graph that can run this node (their `host_fns`), so it is live while they are.
+    // graph that can run this node: the list (`host_fns`) of the graph it was added to,
+    // shared with that graph's conditional bodies, and copied into clones, parents that
+    // embed it and executable graphs updated from it.
     let f = unsafe { &*data.cast::<HostNodeFn<'static>>() };
     crate::stream::run_host_code(f);
 }
@@ -265,12 +299,12 @@ pub(crate) fn host_params<'g>(
     }
 }
 
-impl<'g> Graph<'g> {
+impl<'g, K: Kind> Graph<'g, K> {
     pub(crate) fn from_raw(
         driver: &'static Driver,
         raw: CUgraph,
-        host_fns: KeptFns<'g>,
-    ) -> Graph<'g> {
+        host_fns: Rc<RefCell<KeptFns<'g>>>,
+    ) -> Graph<'g, K> {
         Graph {
             driver,
             raw,
@@ -279,9 +313,9 @@ impl<'g> Graph<'g> {
             preds: Vec::new(),
             allocations: Vec::new(),
             host_fns,
-            writes_host: false,
+            writes_host: Rc::default(),
             cloned_from: None,
-            owned: true,
+            ancestors: Vec::new(),
             _tied: PhantomData,
         }
     }
@@ -374,7 +408,7 @@ impl<'g> Graph<'g> {
         let (grid, block) = (grid.into(), block.into());
         let f = self.driver.table().cuGraphAddKernelNode()?;
         let func = function.raw;
-        let uses = crate::launch::graph_memory::<S, _>(&args);
+        let uses = crate::launch::graph_refs::<S, _>(&args);
         let start: Vec<usize> = deps.iter().map(|d| d.index).collect();
         self.check_uses(&uses, &start, None)?;
         let node = crate::launch::with_params::<S, _, _>(args, |params| {
@@ -428,7 +462,7 @@ impl<'g> Graph<'g> {
     ) -> Result<Node, CudaError> {
         let s = src.view();
         same_len(dst.len(), s.len())?;
-        self.writes_host = true;
+        self.writes_host.set(true);
         let p = copy_params(
             End::HostMut(dst.as_mut_ptr().cast()),
             End::Device(s.device_ptr()),
@@ -478,17 +512,17 @@ impl<'g> Graph<'g> {
         f: impl Fn() + Send + Sync + 'g,
     ) -> Result<Node, CudaError> {
         let add = self.driver.table().cuGraphAddHostNode()?;
-        let p = host_params(&mut self.host_fns, f);
+        let p = host_params(&mut self.host_fns.borrow_mut(), f);
         // SAFETY: the function and its data live as long as this graph and every
         // graph made from it (`host_fns`).
         self.add(deps, |out, g, d, n| unsafe { add(out, g, d, n, &p) })
     }
 
     /// Adds recording `event` (it completes when the node's dependencies have).
-    pub fn add_event_record<K: EventKind>(
+    pub fn add_event_record<E: EventKind>(
         &mut self,
         deps: &[Node],
-        event: &'g Event<'_, K>,
+        event: &'g Event<'_, E>,
     ) -> Result<Node, CudaError> {
         let f = self.driver.table().cuGraphAddEventRecordNode()?;
         let e = event.raw();
@@ -497,30 +531,15 @@ impl<'g> Graph<'g> {
     }
 
     /// Adds waiting for `event`'s last record before the node's dependents run.
-    pub fn add_event_wait<K: EventKind>(
+    pub fn add_event_wait<E: EventKind>(
         &mut self,
         deps: &[Node],
-        event: &'g Event<'_, K>,
+        event: &'g Event<'_, E>,
     ) -> Result<Node, CudaError> {
         let f = self.driver.table().cuGraphAddEventWaitNode()?;
         let e = event.raw();
         // SAFETY: a live event, borrowed for `'g`.
         self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, e) })
-    }
-
-    /// Adds `child` as one node (the driver copies it; its host functions are kept
-    /// alive by this graph too). Refused for a child with a node that writes host
-    /// memory ([`CudaError::GraphCopyRefused`]).
-    pub fn add_child(&mut self, deps: &[Node], child: &Graph<'g>) -> Result<Node, CudaError> {
-        if child.writes_host {
-            return Err(CudaError::GraphCopyRefused);
-        }
-        let f = self.driver.table().cuGraphAddChildGraphNode()?;
-        let c = child.raw;
-        // SAFETY: a live graph of the same context.
-        let node = self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, c) })?;
-        self.host_fns.extend(child.host_fns.iter().cloned());
-        Ok(node)
     }
 
     /// Makes `to` depend on `from`.
@@ -557,20 +576,55 @@ impl<'g> Graph<'g> {
         Ok(n)
     }
 
+    /// Writes the graph in Graphviz DOT (`cuGraphDebugDotPrint`, verbose) to `path`.
+    pub fn write_dot(&self, path: &Path) -> Result<(), CudaError> {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
+            CudaError::InvalidPath {
+                path: path.to_path_buf(),
+                reason: "it contains a NUL byte",
+            }
+        })?;
+        // SAFETY: a live graph and a NUL-terminated path; flag 1 is
+        // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE.
+        check(unsafe { self.driver.table().cuGraphDebugDotPrint()?(self.raw, c.as_ptr(), 1) })
+    }
+}
+
+impl<'g, K: Kind> Graph<'g, K> {
+    /// Adds `child` as one node (the driver copies it; its host functions are kept
+    /// alive by this graph too). Refused for a child with a node that writes host
+    /// memory ([`CudaError::GraphCopyRefused`]).
+    pub fn add_child(&mut self, deps: &[Node], child: &Graph<'g>) -> Result<Node, CudaError> {
+        if child.writes_host.get() {
+            return Err(CudaError::GraphCopyRefused);
+        }
+        let f = self.driver.table().cuGraphAddChildGraphNode()?;
+        let c = child.raw;
+        // SAFETY: a live graph of the same context.
+        let node = self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, c) })?;
+        let fns: KeptFns<'g> = child.host_fns.borrow().clone();
+        self.host_fns.borrow_mut().extend(fns);
+        Ok(node)
+    }
+}
+
+/// What only a graph this value owns can do.
+impl<'g> Graph<'g> {
     /// A copy of the graph (`cuGraphClone`), borrowing what this one borrows. Node
     /// handles of this graph become handles of the copy through
     /// [`node_in_clone`](Self::node_in_clone). A graph with a node that writes host
     /// memory is not copied ([`CudaError::GraphCopyRefused`]): two copies could write
     /// the same exclusively borrowed memory at once.
     pub fn try_clone(&self) -> Result<Graph<'g>, CudaError> {
-        if self.writes_host {
+        if self.writes_host.get() {
             return Err(CudaError::GraphCopyRefused);
         }
         let t = self.driver.table();
         let mut raw = CUgraph::NULL;
         // SAFETY: a valid out-pointer and a live graph.
         check(unsafe { t.cuGraphClone()?(&mut raw, self.raw) })?;
-        let mut copy = Graph::from_raw(self.driver, raw, self.host_fns.clone());
+        let fns: KeptFns<'g> = self.host_fns.borrow().clone();
+        let mut copy = Graph::from_raw(self.driver, raw, Rc::new(RefCell::new(fns)));
         let find = t.cuGraphNodeFindInClone()?;
         for original in &self.nodes {
             let mut n = CUgraphNode::NULL;
@@ -596,19 +650,6 @@ impl<'g> Graph<'g> {
         })
     }
 
-    /// Writes the graph in Graphviz DOT (`cuGraphDebugDotPrint`, verbose) to `path`.
-    pub fn write_dot(&self, path: &Path) -> Result<(), CudaError> {
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
-            CudaError::InvalidPath {
-                path: path.to_path_buf(),
-                reason: "it contains a NUL byte",
-            }
-        })?;
-        // SAFETY: a live graph and a NUL-terminated path; flag 1 is
-        // CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE.
-        check(unsafe { self.driver.table().cuGraphDebugDotPrint()?(self.raw, c.as_ptr(), 1) })
-    }
-
     /// Instantiates the graph (consuming it: no node can be added afterwards, CF15).
     /// On failure the graph is dropped with the error.
     pub fn instantiate(self) -> Result<GraphExec<'g>, CudaError> {
@@ -625,9 +666,9 @@ fn current_context(driver: &'static Driver) -> Result<CUcontext, CudaError> {
     Ok(c)
 }
 
-impl Drop for Graph<'_> {
+impl<K: Kind> Drop for Graph<'_, K> {
     fn drop(&mut self) {
-        if !self.owned {
+        if !K::OWNED {
             return;
         }
         if let Ok(destroy) = self.driver.table().cuGraphDestroy() {

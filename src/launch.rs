@@ -91,8 +91,15 @@ pub(crate) mod sealed {
     use super::Scratch;
     use core::ffi::c_void;
 
-    /// Graph-allocated memory an argument names: (graph identity, allocation index).
-    pub type GraphMemoryId = (u64, usize);
+    /// A graph's own object an argument names, which only that graph (and, for a
+    /// condition, its conditional bodies) may use.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum GraphRef {
+        /// Memory the graph allocates: (graph identity, allocation index).
+        Memory(u64, usize),
+        /// The condition of a conditional node of the graph with this identity.
+        Condition(u64),
+    }
 
     pub trait Param {}
     impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
@@ -109,8 +116,8 @@ pub(crate) mod sealed {
         /// `self` or written to `scratch` — valid while both are borrowed. For
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
-        /// The graph-allocated memory this argument names, if any.
-        fn graph_memory(&self) -> Option<GraphMemoryId> {
+        /// The graph object this argument names, if any.
+        fn graph_ref(&self) -> Option<GraphRef> {
             None
         }
     }
@@ -118,8 +125,8 @@ pub(crate) mod sealed {
     pub trait Params<S> {
         /// Calls `f` with the parameter-pointer array (on the stack).
         fn with_params<R>(self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
-        /// Every graph-allocated memory the arguments name.
-        fn graph_memory(&self, out: &mut Vec<GraphMemoryId>);
+        /// Every graph object the arguments name.
+        fn graph_refs(&self, out: &mut Vec<GraphRef>);
     }
 }
 
@@ -222,12 +229,10 @@ pub trait Args<S: Signature>: sealed::Params<S> {}
 )]
 pub trait GraphArgs<S: Signature>: sealed::Params<S> {}
 
-/// Every graph-allocated memory that `args` name.
-pub(crate) fn graph_memory<S: Signature, A: sealed::Params<S>>(
-    args: &A,
-) -> Vec<sealed::GraphMemoryId> {
+/// Every graph object (allocated memory, condition) that `args` name.
+pub(crate) fn graph_refs<S: Signature, A: sealed::Params<S>>(args: &A) -> Vec<sealed::GraphRef> {
     let mut out = Vec::new();
-    args.graph_memory(&mut out);
+    args.graph_refs(&mut out);
     out
 }
 
@@ -279,8 +284,8 @@ macro_rules! signatures {
                 f(&mut params)
             }
             #[allow(unused_variables)]
-            fn graph_memory(&self, out: &mut Vec<sealed::GraphMemoryId>) {
-                $(out.extend(sealed::ArgBytes::<$P>::graph_memory(&self.$i));)*
+            fn graph_refs(&self, out: &mut Vec<sealed::GraphRef>) {
+                $(out.extend(sealed::ArgBytes::<$P>::graph_ref(&self.$i));)*
             }
         }
     )*};

@@ -14,7 +14,10 @@ use crate::error::{CudaError, check};
 pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
-use crate::sys::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, CUstream_flags};
+use crate::sys::{
+    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, CUstream_flags,
+    CUstreamCaptureStatus,
+};
 use core::cell::Cell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -328,6 +331,19 @@ impl Stream<'_> {
         f: impl for<'scope> FnOnce(&'scope AsyncScope<'scope, 'env>) -> R,
     ) -> Result<R, CudaError> {
         let sync = self.driver.table().cuStreamSynchronize()?;
+        // A capturing stream would record the copies instead of running them, and the
+        // scope's wait would fail: refuse before anything is queued. (The crate's own
+        // captures borrow their streams; this catches other code's.)
+        if let Ok(is_capturing) = self.driver.table().cuStreamIsCapturing() {
+            let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+            // SAFETY: a live stream and a valid out-pointer.
+            check(unsafe { is_capturing(self.raw, &mut status) })?;
+            if status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+                return Err(CudaError::CaptureRefused(
+                    "a scope cannot run on a stream that is being captured",
+                ));
+            }
+        }
         let scope = AsyncScope {
             driver: self.driver,
             stream: self.raw,

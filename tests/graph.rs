@@ -259,9 +259,9 @@ fn capture_in(mode: CaptureMode) {
         let mut main = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let grid = N.div_ceil(256) as u32;
-        let graph: Graph<'_> = main.capture(mode, |cap| {
+        let graph: Graph<'_> = main.capture_with(mode, &mut [&mut side], |cap, branches| {
             cap.copy_to_device(&x, &xs)?;
-            cap.fork(&mut side, |fork| {
+            cap.fork(&mut branches[0], |fork| {
                 fork.launch(&saxpy, grid, 256, 0, (2.0f32, &x, &z))?; // z = 2x
                 cap.launch(&saxpy, grid, 256, 0, (1.0f32, &x, &y)) // y = x + 1, meanwhile
             })?;
@@ -352,8 +352,8 @@ fn failed_and_panicking_captures_are_ended_and_discarded() {
         let buf = cur.alloc_from(&[0u32; 16])?;
         // An error inside a fork: the fork is still joined, the capture ended, the
         // graph discarded, the error returned.
-        let r = stream.capture(CaptureMode::ThreadLocal, |cap| {
-            cap.fork(&mut side, |fork| {
+        let r = stream.capture_with(CaptureMode::ThreadLocal, &mut [&mut side], |cap, b| {
+            cap.fork(&mut b[0], |fork| {
                 fork.fill(&buf, 1u32)?;
                 Err(CudaError::InvalidImage("a user error"))
             })
@@ -361,8 +361,8 @@ fn failed_and_panicking_captures_are_ended_and_discarded() {
         assert!(matches!(r.map(|_| ()), Err(CudaError::InvalidImage(_))));
         // A panic inside a capture: the capture is ended on the way out.
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = stream.capture(CaptureMode::Relaxed, |cap| {
-                cap.fork(&mut side, |fork| {
+            let _ = stream.capture_with(CaptureMode::Relaxed, &mut [&mut side], |cap, b| {
+                cap.fork(&mut b[0], |fork| {
                     fork.fill(&buf, 2u32)?;
                     panic!("inside a fork");
                 })
@@ -387,9 +387,7 @@ fn failed_and_panicking_captures_are_ended_and_discarded() {
                 .map(|_| ()),
             Err(CudaError::CaptureRefused(_))
         ));
-        let r = stream.capture(CaptureMode::Relaxed, |cap| {
-            cap.fork(&mut blocking, |_| Ok(()))
-        });
+        let r = stream.capture_with(CaptureMode::Relaxed, &mut [&mut blocking], |_, _| Ok(()));
         assert!(matches!(r.map(|_| ()), Err(CudaError::CaptureRefused(_))));
         Ok(())
     });
@@ -458,6 +456,16 @@ fn memory_a_graph_allocates_is_used_in_its_order() {
                 s.launch_graph(&exec)
             })??;
         }
+        // A graph with memory nodes is not an update: it is instantiated.
+        let mut with_memory = cur.create_graph()?;
+        let (a, m) = with_memory.add_alloc::<u32>(&[], 4)?;
+        with_memory.add_free(&[a], m)?;
+        let mut exec = cur.create_graph()?.instantiate()?;
+        assert!(matches!(
+            exec.update(with_memory),
+            Err(CudaError::GraphMemory { .. })
+        ));
+        drop(exec);
         let v = y.to_vec()?;
         assert!(
             v.iter()
@@ -476,12 +484,28 @@ fn events_recorded_and_waited_for_under_capture_become_nodes() {
         let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let event = cur.create_event::<NoTiming>()?;
         let buf = cur.alloc::<u32>(16)?;
+        let outsider = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let graph = stream.capture(CaptureMode::Relaxed, |cap| {
             cap.fill(&buf, 4u32)?;
             cap.record(&event)?;
+            // An event recorded as a node does not pull a stream waiting on it into
+            // the capture: that stream stays an ordinary one.
+            let waited = outsider.wait(&event);
+            let mut status = oxicuda_driver::sys::CUstreamCaptureStatus(0);
+            let t = cur.driver().table();
+            // SAFETY: a live stream and a valid out-pointer.
+            oxicuda_driver::error::check(unsafe {
+                t.cuStreamIsCapturing()?(outsider.raw(), &mut status)
+            })?;
+            assert_eq!(
+                status,
+                oxicuda_driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE,
+                "{waited:?}"
+            );
             cap.wait(&event)?;
             cap.fill(&buf, 5u32)
         })?;
+        outsider.synchronize()?;
         assert_eq!(
             graph.driver_node_count()?,
             4,
@@ -578,6 +602,15 @@ fn conditional_nodes_run_their_bodies_as_kernels_decide() {
                 g.node_type(w)?,
                 CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL
             );
+            // The handle is for this graph's kernels (and its bodies'), nobody else's.
+            let mut other = cur.create_graph()?;
+            assert!(matches!(
+                other
+                    .add_kernel(&[], &set, 1, 1, 0, (handle, 1u32))
+                    .map(|k| k.node()),
+                Err(CudaError::ForeignCondition)
+            ));
+            drop(other);
             // if (condition) { ifs += 1 }, the condition set by a kernel before it.
             let (i, handle, mut body) = g.add_conditional(&[w], ConditionalKind::If, None)?;
             body.add_kernel(&[], &bump, 1, 1, 0, (&ifs,))?;
@@ -593,6 +626,33 @@ fn conditional_nodes_run_their_bodies_as_kernels_decide() {
         assert_eq!(counter.to_vec()?, [0]);
         assert_eq!(loops.to_vec()?, [6]);
         assert_eq!(ifs.to_vec()?, [2]);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_body_that_writes_host_memory_makes_its_graph_uncopyable() {
+    if common::ON_GPU {
+        eprintln!("gpu-suite note: conditional bodies not exercised (as above)");
+        return;
+    }
+    on_device0(|cur| -> Result<(), CudaError> {
+        let src = cur.alloc_from(&[1u32; 4])?;
+        let mut out = [0u32; 4];
+        let mut g = cur.create_graph()?;
+        {
+            let (_, _, mut body) = g.add_conditional(&[], ConditionalKind::If, Some(true))?;
+            body.add_copy_to_host(&[], &mut out, &src)?;
+        }
+        assert!(matches!(
+            g.try_clone().map(|_| ()),
+            Err(CudaError::GraphCopyRefused)
+        ));
+        let mut parent = cur.create_graph()?;
+        assert!(matches!(
+            parent.add_child(&[], &g),
+            Err(CudaError::GraphCopyRefused)
+        ));
         Ok(())
     });
 }

@@ -8,8 +8,8 @@ fn capture(cur: &CurrentContext<'_>) -> Result<(), CudaError> {
     let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
     let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
     let (a, b) = (cur.alloc::<u32>(4)?, cur.alloc::<u32>(4)?);
-    let graph = stream.capture(CaptureMode::Global, |capture| {
-        capture.fork(&mut side, |forked| forked.fill(&b, 2u32))?;
+    let graph = stream.capture_with(CaptureMode::Global, &mut [&mut side], |capture, branches| {
+        capture.fork(&mut branches[0], |forked| forked.fill(&b, 2u32))?;
         capture.fill(&a, 1u32)
     })?;
     stream.synchronize()?;

@@ -84,6 +84,10 @@ pub enum CudaError {
         /// The rule broken.
         rule: &'static str,
     },
+    /// A conditional node's handle used outside the graph that owns it (and that
+    /// graph's conditional bodies).
+    #[error("the condition belongs to another graph")]
+    ForeignCondition,
     /// A capture or fork refused before it began, or discarded: why.
     #[error("capture refused: {0}")]
     CaptureRefused(&'static str),

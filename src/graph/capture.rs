@@ -3,6 +3,7 @@
 use super::{Graph, KeptFns, host_params};
 use crate::error::{CudaError, check};
 use crate::event::{Event, EventKind};
+use crate::launch::sealed::GraphRef;
 use crate::launch::{Dim3, GraphArgs, Signature};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, same_len};
@@ -45,8 +46,9 @@ impl CaptureMode {
 /// capture. The capture ends once, when the closure returns (CF16) — the guard cannot
 /// escape the closure, so no `mem::forget` or early drop can leave a stream capturing
 /// outside the crate's hands. What the captured work borrows is borrowed for `'g`, the
-/// graph's lifetime. Forks of other streams ([`fork`](Capturing::fork)) are scoped the
-/// same way and rejoined by the crate.
+/// graph's lifetime. Forks into other streams ([`fork`](Capturing::fork)) need those
+/// streams borrowed for the whole capture ([`Stream::capture_with`]), and are
+/// rejoined by the crate.
 pub struct Capturing<'c, 'g> {
     ops: Ops<'g>,
     /// The capture's identity (`cuStreamGetCaptureInfo`), shared by its forks.
@@ -142,11 +144,15 @@ impl<'g> Ops<'g> {
         shared_bytes: u32,
         args: impl GraphArgs<S> + 'g,
     ) -> Result<(), CudaError> {
-        if let Some((_, index)) = crate::launch::graph_memory::<S, _>(&args).first() {
-            return Err(CudaError::GraphMemory {
-                allocation: *index,
-                rule: "memory a graph allocates is used only by that graph's nodes",
-            });
+        match crate::launch::graph_refs::<S, _>(&args).first() {
+            Some(GraphRef::Memory(_, index)) => {
+                return Err(CudaError::GraphMemory {
+                    allocation: *index,
+                    rule: "memory a graph allocates is used only by that graph's nodes",
+                });
+            }
+            Some(GraphRef::Condition(_)) => return Err(CudaError::ForeignCondition),
+            None => {}
         }
         let launch = self.driver.table().cuLaunchKernel()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
@@ -274,7 +280,8 @@ impl<'a> Stream<'a> {
     ///
     /// Only created, non-blocking streams are captured ([`CudaError::CaptureRefused`]
     /// otherwise): a blocking stream under capture would make every use of the legacy
-    /// default stream an error, and the special streams have more than one name.
+    /// default stream an error, and the special streams have more than one name. To
+    /// capture work on more than one stream, see [`capture_with`](Self::capture_with).
     pub fn capture<'g>(
         &mut self,
         mode: CaptureMode,
@@ -283,9 +290,33 @@ impl<'a> Stream<'a> {
     where
         'a: 'g,
     {
+        self.capture_with(mode, &mut [], |cap, _| f(cap))
+    }
+
+    /// [`capture`](Self::capture), with other streams the capture may fork into
+    /// ([`Capturing::fork`]): they are borrowed mutably for the whole capture — a
+    /// stream forked into a capture stays part of it until the capture ends — and
+    /// `f` gets a [`Branch`] for each, in order.
+    pub fn capture_with<'g>(
+        &mut self,
+        mode: CaptureMode,
+        others: &mut [&mut Stream<'_>],
+        f: impl for<'c> FnOnce(&'c Capturing<'c, 'g>, &'c mut [Branch<'c>]) -> Result<(), CudaError>,
+    ) -> Result<Graph<'g>, CudaError>
+    where
+        'a: 'g,
+    {
         let driver = self.driver();
         let stream = self.raw();
         capturable(driver, stream)?;
+        let mut branches = Vec::with_capacity(others.len());
+        for other in others.iter() {
+            capturable(driver, other.raw())?;
+            branches.push(Branch {
+                stream: other.raw(),
+                _borrowed: PhantomData,
+            });
+        }
         // SAFETY: a live stream of the current context.
         check(unsafe { driver.table().cuStreamBeginCapture()?(stream, mode.raw()) })?;
         // From here the capture ends in this frame, also on unwind.
@@ -296,19 +327,21 @@ impl<'a> Stream<'a> {
         };
         // On an error `ending` ends the capture.
         let id = capture_id(driver, stream)?;
+        let host_fns = Rc::new(RefCell::new(Vec::new()));
+        let writes_host = Rc::new(Cell::new(false));
         let cap = Capturing {
             ops: Ops {
                 driver,
                 stream,
-                host_fns: Rc::new(RefCell::new(Vec::new())),
-                writes_host: Rc::new(Cell::new(false)),
+                host_fns: Rc::clone(&host_fns),
+                writes_host: Rc::clone(&writes_host),
                 _tied: PhantomData,
             },
             id,
             broken: Rc::new(Cell::new(false)),
             _scope: PhantomData,
         };
-        let r = f(&cap);
+        let r = f(&cap, &mut branches);
         ending.armed = false;
         let ended = end_capture(driver, stream);
         let raw = match (r, ended) {
@@ -322,11 +355,17 @@ impl<'a> Stream<'a> {
                 ));
             }
         };
-        let fns = core::mem::take(&mut *cap.ops.host_fns.borrow_mut());
-        let mut graph = Graph::from_raw(driver, raw, fns);
-        graph.writes_host = cap.ops.writes_host.get();
+        let graph = Graph::from_raw(driver, raw, host_fns);
+        graph.writes_host.set(writes_host.get());
         Ok(graph)
     }
+}
+
+/// One of the streams a capture may fork into ([`Stream::capture_with`]), borrowed
+/// for the whole capture.
+pub struct Branch<'c> {
+    stream: CUstream,
+    _borrowed: PhantomData<&'c mut ()>,
 }
 
 /// Ends a capture when dropped (on unwind, or an early return), discarding its graph.
@@ -385,21 +424,20 @@ fn capture_id(driver: &'static Driver, stream: CUstream) -> Result<u64, CudaErro
 }
 
 impl<'c, 'g> Capturing<'c, 'g> {
-    /// Joins `other` to the capture for the duration of `f`: what `f` queues through
-    /// the guard it is given is captured after what this stream queued so far, and
-    /// concurrently with what it queues next; when `f` returns (or unwinds) the crate
-    /// joins `other` back, so that what this stream queues afterwards waits for it.
-    /// `other` stays mutably borrowed throughout; it must be a created, non-blocking
-    /// stream.
+    /// Joins the branch's stream to the capture for the duration of `f`: what `f`
+    /// queues through the guard it is given is captured after what this stream queued
+    /// so far, and concurrently with what this stream queues meanwhile; when `f`
+    /// returns (or unwinds) the crate joins it back, so that what this stream queues
+    /// afterwards waits for it. The branch's stream stays in the capture, borrowed,
+    /// until the capture ends.
     pub fn fork(
         &self,
-        other: &mut Stream<'_>,
+        branch: &mut Branch<'_>,
         f: impl for<'f> FnOnce(&'f Capturing<'f, 'g>) -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
-        let (driver, origin, stream) = (self.ops.driver, self.ops.stream, other.raw());
-        capturable(driver, stream)?;
+        let (driver, origin, stream) = (self.ops.driver, self.ops.stream, branch.stream);
         Ops::order(driver, origin, stream)?;
-        // From here `other` is in the capture: it is joined back in this frame.
+        // From here the branch is in the capture: it is joined back in this frame.
         let joining = JoinOnDrop {
             driver,
             from: stream,

@@ -1,17 +1,20 @@
 //! Conditional nodes (CUDA 12.3+): a body graph run once if its condition is set
 //! (`If`), or again and again while it is (`While`). Device code sets the condition
 //! with `cudaGraphSetConditional(handle, value)`; the handle reaches a kernel as a
-//! [`ConditionalHandle`] parameter. On an older driver the functions are missing and
-//! the error is [`CudaError::NotSupported`] naming the 12.3 ABI.
+//! [`ConditionalHandle`] parameter of a node of the graph that owns it (or of one of
+//! its bodies). On an older driver the functions are missing and the error is
+//! [`CudaError::NotSupported`] naming the 12.3 ABI.
 
-use super::{Graph, Node};
+use super::{BodyOf, Graph, Kind, Node};
 use crate::error::{CudaError, check};
-use crate::memory::DeviceCopy;
+use crate::launch::sealed::{ArgBytes, GraphRef, Param};
+use crate::launch::{GraphArg, KernelParam};
 use crate::sys::{
     CU_GRAPH_COND_ASSIGN_DEFAULT, CUDA_CONDITIONAL_NODE_PARAMS, CUgraph,
-    CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
+    CUgraphConditionalNodeType, CUgraphNodeParams, CUgraphNodeType,
 };
-use core::ops::{Deref, DerefMut};
+use core::ffi::c_void;
+use std::rc::Rc;
 
 /// How a conditional node runs its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,54 +26,50 @@ pub enum ConditionalKind {
 }
 
 /// The condition of a conditional node, as a kernel parameter
-/// (`cudaGraphConditionalHandle`, an unsigned 64-bit value).
-#[repr(transparent)]
+/// (`cudaGraphConditionalHandle`: 8 bytes). Made only by
+/// [`Graph::add_conditional`]; an argument of graph kernel nodes only — of the graph
+/// that owns it and of that graph's bodies — never of a launch or a capture: the
+/// device runtime trusts the handle it is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConditionalHandle(pub u64);
-
-// SAFETY: a plain 64-bit value; any bits are a valid `ConditionalHandle` (the device
-// runtime validates the handles it is given).
-unsafe impl DeviceCopy for ConditionalHandle {}
-
-/// The body of a conditional node, to be built like any graph; it belongs to its
-/// node (the driver destroys it with the parent graph), and it keeps the parent
-/// borrowed while it is built. What its nodes use is borrowed for the parent's `'g`.
-pub struct Body<'p, 'g> {
-    graph: Graph<'g>,
-    parent: &'p mut Graph<'g>,
+pub struct ConditionalHandle {
+    value: u64,
+    owner: u64,
 }
 
-impl<'g> Deref for Body<'_, 'g> {
-    type Target = Graph<'g>;
-    fn deref(&self) -> &Graph<'g> {
-        &self.graph
+impl ConditionalHandle {
+    /// The driver's handle.
+    pub fn raw(&self) -> u64 {
+        self.value
     }
 }
 
-impl<'g> DerefMut for Body<'_, 'g> {
-    fn deref_mut(&mut self) -> &mut Graph<'g> {
-        &mut self.graph
+impl Param for ConditionalHandle {}
+impl KernelParam for ConditionalHandle {
+    const SIZE: usize = 8;
+    const ALIGN: usize = 8;
+}
+impl GraphArg<ConditionalHandle> for ConditionalHandle {}
+impl ArgBytes<ConditionalHandle> for ConditionalHandle {
+    fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
+        (&mut self.value as *mut u64).cast()
+    }
+    fn graph_ref(&self) -> Option<GraphRef> {
+        Some(GraphRef::Condition(self.owner))
     }
 }
 
-impl Drop for Body<'_, '_> {
-    fn drop(&mut self) {
-        // The parent runs the body's host functions: it keeps them alive.
-        self.parent.host_fns.append(&mut self.graph.host_fns);
-    }
-}
-
-impl<'g> Graph<'g> {
+impl<'g, K: Kind> Graph<'g, K> {
     /// Adds a conditional node and returns it, the handle of its condition (for the
-    /// kernels that set it), and its body to build. With `default: Some(v)` the
-    /// condition is set to `v` at the start of every launch; with `None` it keeps the
-    /// value the previous launch left (initially 0).
+    /// kernels that set it), and its body to build — a graph its node owns, which
+    /// keeps this one mutably borrowed and cannot outlive it. With `default: Some(v)`
+    /// the condition is set to `v` at the start of every launch; with `None` it keeps
+    /// the value the previous launch left (initially 0).
     pub fn add_conditional(
         &mut self,
         deps: &[Node],
         kind: ConditionalKind,
         default: Option<bool>,
-    ) -> Result<(Node, ConditionalHandle, Body<'_, 'g>), CudaError> {
+    ) -> Result<(Node, ConditionalHandle, Graph<'g, BodyOf<'_>>), CudaError> {
         let t = self.driver.table();
         let create = t.cuGraphConditionalHandleCreate()?;
         // The 12.3 form (with edge data), else the 12.2 one.
@@ -113,18 +112,16 @@ impl<'g> Graph<'g> {
                 }
             }
         })?;
-        let mut graph = Graph::from_raw(self.driver, body, Vec::new());
-        graph.owned = false;
-        Ok((
-            node,
-            ConditionalHandle(handle),
-            Body {
-                graph,
-                parent: self,
-            },
-        ))
+        // The body shares this graph's host functions (this graph runs them) and its
+        // note of writing host memory (a copy of this graph would copy the body).
+        let mut graph: Graph<'g, BodyOf<'_>> =
+            Graph::from_raw(self.driver, body, Rc::clone(&self.host_fns));
+        graph.writes_host = Rc::clone(&self.writes_host);
+        graph.ancestors = self.ancestors.iter().copied().chain([self.id]).collect();
+        let handle = ConditionalHandle {
+            value: handle,
+            owner: self.id,
+        };
+        Ok((node, handle, graph))
     }
 }
-
-static_assertions::assert_eq_size!(ConditionalHandle, u64);
-static_assertions::assert_eq_size!(CUgraphNode, *mut core::ffi::c_void);

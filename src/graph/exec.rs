@@ -52,7 +52,7 @@ impl<'g> GraphExec<'g> {
         args: impl GraphArgs<S> + 'g,
     ) -> Result<(), CudaError> {
         let raw_node = self.graph.raw_node(node.node)?;
-        let uses = crate::launch::graph_memory::<S, _>(&args);
+        let uses = crate::launch::graph_refs::<S, _>(&args);
         let index = node.node.index();
         self.graph
             .check_uses(&uses, &self.graph.preds[index], Some(index))?;
@@ -69,6 +69,14 @@ impl<'g> GraphExec<'g> {
     /// the graph this was instantiated from (`cuGraphExecUpdate`). On failure the error
     /// names the driver's reason and the offending node of `graph`, by index.
     pub fn update(&mut self, graph: Graph<'g>) -> Result<(), CudaError> {
+        // Memory nodes fix their addresses at instantiation; the crate checks their
+        // uses against one graph's edges, not a second one's.
+        if !self.graph.allocations.is_empty() || !graph.allocations.is_empty() {
+            return Err(CudaError::GraphMemory {
+                allocation: 0,
+                rule: "a graph with memory nodes is not updated: instantiate the new graph",
+            });
+        }
         let t = self.graph.driver.table();
         let mut info = CUgraphExecUpdateResultInfo {
             result: CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS,
@@ -77,7 +85,8 @@ impl<'g> GraphExec<'g> {
         };
         // The executable graph may call the new graph's host functions from now on,
         // even after a failure that updated part of it: keep them first.
-        self.graph.host_fns.extend(graph.host_fns.iter().cloned());
+        let fns: super::KeptFns<'g> = graph.host_fns.borrow().clone();
+        self.graph.host_fns.borrow_mut().extend(fns);
         // SAFETY: a live executable graph, a live graph and a valid out-pointer.
         let r = unsafe { t.cuGraphExecUpdate()?(self.raw, graph.raw, &mut info) };
         if r == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE {

@@ -8,9 +8,9 @@
 //! added; and a graph is instantiated only when each of its allocations is freed in
 //! it. A violation is [`CudaError::GraphMemory`], naming the allocation and the rule.
 
-use super::{Graph, Node};
+use super::{Graph, Kind, Node};
 use crate::error::{CudaError, check};
-use crate::launch::sealed::{ArgBytes, GraphMemoryId};
+use crate::launch::sealed::{ArgBytes, GraphRef};
 use crate::launch::{GraphArg, In, Out};
 use crate::memory::{DeviceCopy, bytes};
 use crate::sys::{
@@ -63,8 +63,8 @@ impl<T: DeviceCopy> GraphMemory<T> {
         self.ptr
     }
 
-    fn id(&self) -> GraphMemoryId {
-        (self.graph, self.index)
+    fn id(&self) -> GraphRef {
+        GraphRef::Memory(self.graph, self.index)
     }
 
     fn param(&self, scratch: &mut [u64; 2]) -> *mut c_void {
@@ -78,7 +78,7 @@ impl<T: DeviceCopy> ArgBytes<In<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn graph_memory(&self) -> Option<GraphMemoryId> {
+    fn graph_ref(&self) -> Option<GraphRef> {
         Some(self.id())
     }
 }
@@ -87,7 +87,7 @@ impl<T: DeviceCopy> ArgBytes<Out<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn graph_memory(&self) -> Option<GraphMemoryId> {
+    fn graph_ref(&self) -> Option<GraphRef> {
         Some(self.id())
     }
 }
@@ -107,7 +107,7 @@ fn violation(allocation: usize, rule: &'static str) -> CudaError {
     CudaError::GraphMemory { allocation, rule }
 }
 
-impl<'g> Graph<'g> {
+impl<'g, K: Kind> Graph<'g, K> {
     /// Adds a node that allocates `len` elements of `T` on the current device each
     /// time the graph runs (at the same address every time), and returns the memory,
     /// to be freed by [`add_free`](Self::add_free) in this graph.
@@ -154,7 +154,7 @@ impl<'g> Graph<'g> {
         deps: &[Node],
         memory: GraphMemory<T>,
     ) -> Result<Node, CudaError> {
-        let a = self.allocation(memory.id())?;
+        let a = self.allocation(memory.graph, memory.index)?;
         let start: Vec<usize> = deps.iter().map(|d| d.index()).collect();
         if a.users
             .iter()
@@ -174,35 +174,48 @@ impl<'g> Graph<'g> {
         Ok(node)
     }
 
-    /// The allocation `id` names, if it is this graph's and not freed.
-    fn allocation(&self, id: GraphMemoryId) -> Result<&Allocation, CudaError> {
-        let a = match self.allocations.get(id.1) {
-            Some(a) if id.0 == self.id => a,
-            _ => return Err(violation(id.1, "the memory belongs to another graph")),
+    /// Allocation `index` of graph `graph`, if it is this graph's and not freed.
+    fn allocation(&self, graph: u64, index: usize) -> Result<&Allocation, CudaError> {
+        let a = match self.allocations.get(index) {
+            Some(a) if graph == self.id => a,
+            _ => return Err(violation(index, "the memory belongs to another graph")),
         };
         if a.free.is_some() {
-            return Err(violation(id.1, "the memory is already freed in this graph"));
+            return Err(violation(
+                index,
+                "the memory is already freed in this graph",
+            ));
         }
         Ok(a)
     }
 
-    /// Checks the memory a node uses: each allocation this graph's, not freed, and
-    /// its allocation node among `start` or before them. For a node that exists
-    /// already (`existing`), an allocation freed after it is accepted too.
+    /// Checks the graph objects a node uses. Memory: each allocation this graph's,
+    /// not freed, and its allocation node among `start` or before them; for a node that
+    /// exists already (`existing`), an allocation freed after it is accepted too. A
+    /// condition: of this graph or of a graph this one is a conditional body of.
     pub(crate) fn check_uses(
         &self,
-        uses: &[GraphMemoryId],
+        uses: &[GraphRef],
         start: &[usize],
         existing: Option<usize>,
     ) -> Result<(), CudaError> {
-        for id in uses {
-            let a = match (self.allocation(*id), existing) {
+        for r in uses {
+            let (graph, index) = match *r {
+                GraphRef::Memory(graph, index) => (graph, index),
+                GraphRef::Condition(owner) => {
+                    if owner != self.id && !self.ancestors.contains(&owner) {
+                        return Err(CudaError::ForeignCondition);
+                    }
+                    continue;
+                }
+            };
+            let a = match (self.allocation(graph, index), existing) {
                 (Ok(a), _) => a,
                 (Err(e), None) => return Err(e),
-                (Err(e), Some(node)) => match self.allocations.get(id.1) {
+                (Err(e), Some(node)) => match self.allocations.get(index) {
                     // An existing node may keep using memory whose free node depends on it.
                     Some(a)
-                        if id.0 == self.id && a.free.is_some_and(|f| self.reaches(&[f], node)) =>
+                        if graph == self.id && a.free.is_some_and(|f| self.reaches(&[f], node)) =>
                     {
                         a
                     }
@@ -211,7 +224,7 @@ impl<'g> Graph<'g> {
             };
             if !self.reaches(start, a.node) {
                 return Err(violation(
-                    id.1,
+                    index,
                     "a node that uses the memory must depend on its allocation node",
                 ));
             }
@@ -219,9 +232,11 @@ impl<'g> Graph<'g> {
         Ok(())
     }
 
-    pub(crate) fn record_uses(&mut self, uses: &[GraphMemoryId], node: usize) {
-        for id in uses {
-            if let Some(a) = self.allocations.get_mut(id.1) {
+    pub(crate) fn record_uses(&mut self, uses: &[GraphRef], node: usize) {
+        for r in uses {
+            if let GraphRef::Memory(_, index) = *r
+                && let Some(a) = self.allocations.get_mut(index)
+            {
                 a.users.push(node);
             }
         }
