@@ -125,6 +125,9 @@ pub struct Graph<'g, K: Kind = Owned> {
     /// Whether a node writes host memory: such a graph cannot be cloned or embedded
     /// (two copies would write the same `&mut` host memory, possibly at once).
     pub(crate) writes_host: Rc<Cell<bool>>,
+    /// Whether the graph (or a body in it) has a conditional node: its handles belong
+    /// to this graph, so it is not an update for another executable graph.
+    pub(crate) has_conditional: Rc<Cell<bool>>,
     /// The graph this one was cloned from, if any.
     pub(crate) cloned_from: Option<u64>,
     /// For a conditional body: the graphs it lies in, outermost first (a conditional
@@ -314,6 +317,7 @@ impl<'g, K: Kind> Graph<'g, K> {
             allocations: Vec::new(),
             host_fns,
             writes_host: Rc::default(),
+            has_conditional: Rc::default(),
             cloned_from: None,
             ancestors: Vec::new(),
             _tied: PhantomData,
@@ -635,6 +639,7 @@ impl<'g> Graph<'g> {
         copy.preds = self.preds.clone();
         copy.allocations = self.allocations.clone();
         copy.cloned_from = Some(self.id);
+        copy.has_conditional.set(self.has_conditional.get());
         Ok(copy)
     }
 

@@ -224,7 +224,10 @@ impl Module<'_> {
     ///   the length passed with it;
     /// - dereferences no address it derives from a value parameter or reads from
     ///   memory, and touches no memory but those slices, its own shared and local
-    ///   memory, and its module's variables.
+    ///   memory, and its module's variables;
+    /// - passes to `cudaGraphSetConditional` only a parameter declared
+    ///   [`ConditionalHandle`](crate::graph::ConditionalHandle) (never a number: the
+    ///   device runtime trusts the handle it is given).
     ///
     /// A kernel that takes its bounds from a value parameter (`n`) cannot keep this:
     /// safe code may pass any `n`. Take them from the slices (`c.len`), as

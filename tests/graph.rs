@@ -656,3 +656,53 @@ fn a_body_that_writes_host_memory_makes_its_graph_uncopyable() {
         Ok(())
     });
 }
+
+#[test]
+fn a_branch_forks_only_from_its_own_capture() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut outer = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut inner = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut side = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut refused = None;
+        let r = outer.capture(CaptureMode::Relaxed, |cap| {
+            // The outer guard is reachable inside an inner capture: it must not fork
+            // the inner capture's branch (the stream would stay in the outer capture
+            // after the inner one hands it back).
+            let inner_graph =
+                inner.capture_with(CaptureMode::Relaxed, &mut [&mut side], |_, b| {
+                    refused = Some(cap.fork(&mut b[0], |_| Ok(())));
+                    Ok(())
+                })?;
+            drop(inner_graph);
+            Ok(())
+        });
+        assert!(
+            matches!(refused, Some(Err(CudaError::CaptureRefused(_)))),
+            "{refused:?}"
+        );
+        drop(r?);
+        // Every stream is an ordinary one again.
+        let buf = cur.alloc_from(&[0u32; 4])?;
+        let mut host = [0u32; 4];
+        side.scope(|s| s.copy_to_host(&mut host, &buf))??;
+        Ok(())
+    });
+}
+
+#[test]
+fn a_graph_with_conditional_nodes_is_not_an_update() {
+    if common::ON_GPU {
+        eprintln!("gpu-suite note: conditional nodes not exercised (as above)");
+        return;
+    }
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut with_conditional = cur.create_graph()?;
+        drop(with_conditional.add_conditional(&[], ConditionalKind::If, Some(false))?);
+        let mut exec = cur.create_graph()?.instantiate()?;
+        assert!(matches!(
+            exec.update(with_conditional),
+            Err(CudaError::ForeignCondition)
+        ));
+        Ok(())
+    });
+}

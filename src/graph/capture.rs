@@ -309,13 +309,8 @@ impl<'a> Stream<'a> {
         let driver = self.driver();
         let stream = self.raw();
         capturable(driver, stream)?;
-        let mut branches = Vec::with_capacity(others.len());
         for other in others.iter() {
             capturable(driver, other.raw())?;
-            branches.push(Branch {
-                stream: other.raw(),
-                _borrowed: PhantomData,
-            });
         }
         // SAFETY: a live stream of the current context.
         check(unsafe { driver.table().cuStreamBeginCapture()?(stream, mode.raw()) })?;
@@ -327,6 +322,17 @@ impl<'a> Stream<'a> {
         };
         // On an error `ending` ends the capture.
         let id = capture_id(driver, stream)?;
+        // Each branch names this capture: a guard of another capture (an outer one,
+        // still reachable inside this closure) cannot fork into it, since the stream
+        // would stay in that capture after this one returns it to the caller.
+        let mut branches: Vec<Branch<'_>> = others
+            .iter()
+            .map(|other| Branch {
+                stream: other.raw(),
+                capture: id,
+                _borrowed: PhantomData,
+            })
+            .collect();
         let host_fns = Rc::new(RefCell::new(Vec::new()));
         let writes_host = Rc::new(Cell::new(false));
         let cap = Capturing {
@@ -365,6 +371,8 @@ impl<'a> Stream<'a> {
 /// for the whole capture.
 pub struct Branch<'c> {
     stream: CUstream,
+    /// The capture it belongs to (`cuStreamGetCaptureInfo`'s identity).
+    capture: u64,
     _borrowed: PhantomData<&'c mut ()>,
 }
 
@@ -436,6 +444,11 @@ impl<'c, 'g> Capturing<'c, 'g> {
         f: impl for<'f> FnOnce(&'f Capturing<'f, 'g>) -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
         let (driver, origin, stream) = (self.ops.driver, self.ops.stream, branch.stream);
+        if branch.capture != self.id {
+            return Err(CudaError::CaptureRefused(
+                "the branch belongs to another capture: fork it from that capture's guards",
+            ));
+        }
         Ops::order(driver, origin, stream)?;
         // From here the branch is in the capture: it is joined back in this frame.
         let joining = JoinOnDrop {

@@ -117,6 +117,8 @@ impl<'g, K: Kind> Graph<'g, K> {
         let mut graph: Graph<'g, BodyOf<'_>> =
             Graph::from_raw(self.driver, body, Rc::clone(&self.host_fns));
         graph.writes_host = Rc::clone(&self.writes_host);
+        graph.has_conditional = Rc::clone(&self.has_conditional);
+        self.has_conditional.set(true);
         graph.ancestors = self.ancestors.iter().copied().chain([self.id]).collect();
         let handle = ConditionalHandle {
             value: handle,

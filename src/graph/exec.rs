@@ -77,6 +77,11 @@ impl<'g> GraphExec<'g> {
                 rule: "a graph with memory nodes is not updated: instantiate the new graph",
             });
         }
+        // A conditional node's handle belongs to the graph that made it, which would be
+        // dropped here while the executable graph used it.
+        if self.graph.has_conditional.get() || graph.has_conditional.get() {
+            return Err(CudaError::ForeignCondition);
+        }
         let t = self.graph.driver.table();
         let mut info = CUgraphExecUpdateResultInfo {
             result: CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS,
