@@ -243,16 +243,30 @@ fn no_binding_and_no_context_inside_a_host_callback() {
             let bound = other.bind(|cur| cur.synchronize()).map(|_| ());
             let created = Context::new(&dev, CUctx_flags::empty()).map(|_| ());
             let retained = PrimaryContext::retain(&dev).map(|_| ());
-            tx.send((bound, created, retained, other)).unwrap();
+            // Device queries are driver calls too.
+            let queried = (
+                dev.name().map(|_| ()),
+                dev.driver().device_count().map(|_| ()),
+            );
+            tx.send((bound, created, retained, queried, other)).unwrap();
         })?;
         stream.synchronize()
     })
     .unwrap()
     .unwrap();
-    let (bound, created, retained, other) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let (bound, created, retained, queried, other) =
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
     assert_eq!(bound, Err(CudaError::InHostCallback));
     assert_eq!(created, Err(CudaError::InHostCallback));
     assert_eq!(retained, Err(CudaError::InHostCallback));
+    assert_eq!(
+        queried,
+        (
+            Err(CudaError::InHostCallback),
+            Err(CudaError::InHostCallback)
+        )
+    );
+    assert!(dev.name().is_ok(), "outside a callback it answers");
     assert!(other.bind(|_| ()).is_ok(), "outside a callback it binds");
     drop((ctx, other));
     no_leaks();
