@@ -456,6 +456,7 @@ impl<'c, 'g> Capturing<'c, 'g> {
             from: stream,
             to: origin,
             broken: Rc::clone(&self.broken),
+            pending: true,
         };
         if capture_id(driver, stream)? != self.id {
             return Err(CudaError::CaptureRefused(
@@ -487,22 +488,26 @@ struct JoinOnDrop {
     from: CUstream,
     to: CUstream,
     broken: Rc<Cell<bool>>,
+    /// Cleared once joined: the drop then does nothing (nothing is forgotten, so the
+    /// fields are released either way).
+    pending: bool,
 }
 
 impl JoinOnDrop {
-    fn join(self) -> Result<(), CudaError> {
+    /// Joins now, reporting the driver's answer.
+    fn join(mut self) -> Result<(), CudaError> {
+        self.pending = false;
         let r = Ops::order(self.driver, self.from, self.to);
         if r.is_err() {
             self.broken.set(true);
         }
-        core::mem::forget(self);
         r
     }
 }
 
 impl Drop for JoinOnDrop {
     fn drop(&mut self) {
-        if Ops::order(self.driver, self.from, self.to).is_err() {
+        if self.pending && Ops::order(self.driver, self.from, self.to).is_err() {
             self.broken.set(true);
         }
     }
