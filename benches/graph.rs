@@ -8,25 +8,20 @@
 //! `cargo bench --bench graph`
 #![allow(missing_docs)] // criterion_group! defines an undocumented public function
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use oxicuda_driver::graph::CaptureMode;
 use oxicuda_driver::launch::{In, Out};
-use oxicuda_driver::loader::{ENV_DRIVER, ENV_DRIVER_PATH};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
-use oxicuda_driver::{Context, CudaError, Driver, DriverOptions};
+use oxicuda_driver::{Context, CudaError};
 
 const SLICES: &str = include_str!("../kernels/slices.ptx");
 
 fn benches(c: &mut Criterion) {
-    let named =
-        std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some();
-    let options = match named {
-        true => DriverOptions::from_env().expect("the environment names a driver"),
-        false => DriverOptions::software(),
-    };
-    let d: &'static Driver = Box::leak(Box::new(Driver::load(&options).expect("the driver loads")));
-    d.init().expect("the driver initialises");
+    let d = common::driver("graph");
     let ctx =
         Context::new(&d.device(0).expect("a device"), CUctx_flags::empty()).expect("a context");
     ctx.bind(|cur| -> Result<(), CudaError> {

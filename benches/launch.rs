@@ -7,12 +7,15 @@
 //! GPU)
 #![allow(missing_docs)] // criterion_group! defines an undocumented public function
 
+#[path = "common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use oxicuda_driver::error::check;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::CUctx_flags;
-use oxicuda_driver::{Context, CudaError, Driver, DriverOptions};
+use oxicuda_driver::{Context, CudaError};
 use std::ffi::c_void;
 use std::hint::black_box;
 
@@ -26,21 +29,7 @@ struct Slice {
 }
 
 fn benches(c: &mut Criterion) {
-    // softcuda in-process unless the environment names a driver (`OXICUDA_DRIVER=system`
-    // on a GPU machine, `OXICUDA_DRIVER_PATH`: scripts/gpu-check.sh).
-    use oxicuda_driver::loader::{ENV_DRIVER, ENV_DRIVER_PATH};
-    let named =
-        std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some();
-    let options = match named {
-        true => DriverOptions::from_env().expect("the environment names a driver"),
-        false => DriverOptions::software(),
-    };
-    let d: &'static Driver = Box::leak(Box::new(Driver::load(&options).expect("the driver loads")));
-    d.init().expect("the driver initialises");
-    eprintln!(
-        "launch benchmark on: {}",
-        d.path().unwrap_or("softcuda, in-process")
-    );
+    let d = common::driver("launch");
     let ctx =
         Context::new(&d.device(0).expect("a device"), CUctx_flags::empty()).expect("a context");
     ctx.bind(|cur| -> Result<(), CudaError> {

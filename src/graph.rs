@@ -216,10 +216,10 @@ pub(crate) fn kernel_node_params(
     }
 }
 
-/// One end of a linear copy.
+/// One end of a linear copy: host memory (written through only when it is the
+/// destination, which the caller borrowed mutably), or device memory.
 pub(crate) enum End {
-    Host(*const c_void),
-    HostMut(*mut c_void),
+    Host(*mut c_void),
     Device(CUdeviceptr),
 }
 
@@ -231,10 +231,6 @@ pub(crate) fn copy_params(dst: End, src: End, bytes: usize) -> CUDA_MEMCPY3D_v2 
     match src {
         End::Host(h) => {
             p.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
-            p.srcHost = h;
-        }
-        End::HostMut(h) => {
-            p.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
             p.srcHost = h.cast_const();
         }
         End::Device(d) => {
@@ -244,10 +240,6 @@ pub(crate) fn copy_params(dst: End, src: End, bytes: usize) -> CUDA_MEMCPY3D_v2 
     }
     match dst {
         End::Host(h) => {
-            p.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
-            p.dstHost = h.cast_mut();
-        }
-        End::HostMut(h) => {
             p.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_HOST;
             p.dstHost = h;
         }
@@ -451,7 +443,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         same_len(d.len(), src.len())?;
         let p = copy_params(
             End::Device(d.device_ptr()),
-            End::Host(src.as_ptr().cast()),
+            End::Host(src.as_ptr().cast_mut().cast()),
             bytes::<T>(src.len())?,
         );
         self.add_copy_node(deps, p)
@@ -468,7 +460,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         same_len(dst.len(), s.len())?;
         self.writes_host.set(true);
         let p = copy_params(
-            End::HostMut(dst.as_mut_ptr().cast()),
+            End::Host(dst.as_mut_ptr().cast()),
             End::Device(s.device_ptr()),
             bytes::<T>(dst.len())?,
         );

@@ -15,7 +15,7 @@ pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
 use crate::sys::{
-    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, CUstream_flags,
+    CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUdeviceptr, CUresult, CUstream, CUstream_flags,
     CUstreamCaptureStatus,
 };
 use core::cell::Cell;
@@ -378,18 +378,10 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &'env [T],
     ) -> Result<(), CudaError> {
         let dst = dst.view_mut();
-        same_len(dst.len(), src.len())?;
-        // SAFETY: both ranges hold `len` elements; the host side stays borrowed until
-        // the scope has synchronised the stream (device memory is not Rust memory: it
-        // is borrowed only for the call, and stream order keeps its uses in sequence).
-        check(unsafe {
-            self.driver.table().cuMemcpyHtoDAsync()?(
-                dst.device_ptr(),
-                src.as_ptr().cast(),
-                size_of_val(src),
-                self.stream,
-            )
-        })
+        // SAFETY: the view's elements; the host side stays borrowed until the scope
+        // has synchronised the stream (device memory is not Rust memory: it is borrowed
+        // only for the call, and stream order keeps its uses in sequence).
+        unsafe { queue_to_device(self.driver, self.stream, dst.device_ptr(), dst.len(), src) }
     }
 
     /// Queues a copy of `src` into `dst` (same length).
@@ -399,16 +391,50 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
         let src = src.view();
-        same_len(dst.len(), src.len())?;
-        // SAFETY: as above; `T: DeviceCopy` makes any bytes written valid.
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoHAsync()?(
-                dst.as_mut_ptr().cast(),
-                src.device_ptr(),
-                size_of_val(dst),
-                self.stream,
-            )
-        })
+        // SAFETY: as above.
+        unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }
     }
+}
+
+/// `cuMemcpyHtoDAsync` of `src` into the `dst_len` elements at `dst`, on `stream`
+/// (`LengthMismatch` unless the lengths agree).
+///
+/// # Safety
+/// `dst` holds `dst_len` elements of device memory, and `src` stays alive and
+/// unwritten until the copy has run (a scope's wait; for captured work, the graph's
+/// life).
+pub(crate) unsafe fn queue_to_device<T: DeviceCopy>(
+    driver: &'static Driver,
+    stream: CUstream,
+    dst: CUdeviceptr,
+    dst_len: usize,
+    src: &[T],
+) -> Result<(), CudaError> {
+    same_len(dst_len, src.len())?;
+    // SAFETY: the caller's contract; both ranges hold `src.len()` elements.
+    check(unsafe {
+        driver.table().cuMemcpyHtoDAsync()?(dst, src.as_ptr().cast(), size_of_val(src), stream)
+    })
+}
+
+/// `cuMemcpyDtoHAsync` of the `src_len` elements at `src` into `dst`, on `stream`
+/// (`LengthMismatch` unless the lengths agree).
+///
+/// # Safety
+/// `src` holds `src_len` elements of device memory, and `dst` stays alive and
+/// untouched until the copy has run (as for [`queue_to_device`]). `T: DeviceCopy`
+/// makes any bytes written valid.
+pub(crate) unsafe fn queue_to_host<T: DeviceCopy>(
+    driver: &'static Driver,
+    stream: CUstream,
+    dst: &mut [T],
+    src: CUdeviceptr,
+    src_len: usize,
+) -> Result<(), CudaError> {
+    same_len(dst.len(), src_len)?;
+    // SAFETY: the caller's contract; both ranges hold `dst.len()` elements.
+    check(unsafe {
+        driver.table().cuMemcpyDtoHAsync()?(dst.as_mut_ptr().cast(), src, size_of_val(dst), stream)
+    })
 }
 static_assertions::assert_not_impl_any!(AsyncScope<'static, 'static>: Send, Sync);

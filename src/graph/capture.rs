@@ -6,9 +6,9 @@ use crate::event::{Event, EventKind};
 use crate::launch::sealed::GraphRef;
 use crate::launch::{Dim3, GraphArgs, Signature};
 use crate::loader::Driver;
-use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, same_len};
+use crate::memory::{DeviceCopy, DeviceRead, MemsetValue};
 use crate::module::Function;
-use crate::stream::Stream;
+use crate::stream::{Stream, queue_to_device, queue_to_host};
 use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUevent, CUevent_flags, CUevent_record_flags,
     CUevent_wait_flags, CUgraph, CUresult, CUstream, CUstream_flags, CUstreamCaptureMode,
@@ -182,16 +182,9 @@ impl<'g> Ops<'g> {
         src: &'g [T],
     ) -> Result<(), CudaError> {
         let d = dst.view();
-        same_len(d.len(), src.len())?;
-        // SAFETY: both ranges hold `len` elements, borrowed for the graph's lifetime.
-        check(unsafe {
-            self.driver.table().cuMemcpyHtoDAsync()?(
-                d.device_ptr(),
-                src.as_ptr().cast(),
-                size_of_val(src),
-                self.stream,
-            )
-        })
+        // SAFETY: the view's elements; both sides borrowed for the graph's lifetime,
+        // and captured work runs only as the graph.
+        unsafe { queue_to_device(self.driver, self.stream, d.device_ptr(), d.len(), src) }
     }
 
     fn copy_to_host<T: DeviceCopy>(
@@ -200,17 +193,9 @@ impl<'g> Ops<'g> {
         src: &'g impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
         let s = src.view();
-        same_len(dst.len(), s.len())?;
         self.writes_host.set(true);
-        // SAFETY: as above; `T: DeviceCopy` makes any bytes written valid.
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoHAsync()?(
-                dst.as_mut_ptr().cast(),
-                s.device_ptr(),
-                size_of_val(dst),
-                self.stream,
-            )
-        })
+        // SAFETY: as above.
+        unsafe { queue_to_host(self.driver, self.stream, dst, s.device_ptr(), s.len()) }
     }
 
     fn fill<T: MemsetValue>(&self, dst: &'g impl DeviceRead<T>, value: T) -> Result<(), CudaError> {

@@ -204,23 +204,31 @@ pub fn legacy_use(ctx: u64) -> R {
     if !active() {
         return Ok(());
     }
-    {
-        let mut st = store();
-        let implicit: Vec<u64> = st
-            .capture
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.ctx == ctx && s.members.values().any(|m| m.blocking))
-            .map(|(id, _)| *id)
-            .collect();
-        if !implicit.is_empty() {
-            for id in implicit {
-                st.capture.invalidate(id);
-            }
-            return Err(code::STREAM_CAPTURE_IMPLICIT);
-        }
-    }
+    refuse_sessions(
+        |s| s.ctx == ctx && s.members.values().any(|m| m.blocking),
+        code::STREAM_CAPTURE_IMPLICIT,
+    )?;
     unsafe_call()
+}
+
+/// Invalidates every capture `pred` selects and refuses the call with `refusal` if
+/// there was one.
+fn refuse_sessions(pred: impl Fn(&Session) -> bool, refusal: CUresult) -> R {
+    let mut st = store();
+    let hit: Vec<u64> = st
+        .capture
+        .sessions
+        .iter()
+        .filter(|(_, s)| pred(s))
+        .map(|(id, _)| *id)
+        .collect();
+    if hit.is_empty() {
+        return Ok(());
+    }
+    for id in hit {
+        st.capture.invalidate(id);
+    }
+    Err(refusal)
 }
 
 /// `cuStreamSynchronize` / `cuStreamQuery` of stream `h` (of context `ctx`): illegal
@@ -264,22 +272,7 @@ pub fn ctx_sync(ctx: u64) -> R {
     if !active() {
         return Ok(());
     }
-    {
-        let mut st = store();
-        let mine: Vec<u64> = st
-            .capture
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.ctx == ctx)
-            .map(|(id, _)| *id)
-            .collect();
-        if !mine.is_empty() {
-            for id in mine {
-                st.capture.invalidate(id);
-            }
-            return Err(code::STREAM_CAPTURE_UNSUPPORTED);
-        }
-    }
+    refuse_sessions(|s| s.ctx == ctx, code::STREAM_CAPTURE_UNSUPPORTED)?;
     unsafe_call()
 }
 
