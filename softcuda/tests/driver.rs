@@ -2,36 +2,14 @@
 //! softcuda's state is process-wide, so every test takes `serial()` and leaves no
 //! live object behind (checked at the end of each).
 
+mod common;
+
+use common::{no_leaks, ok, serial};
 use softcuda::api::{context::*, device::*, init::*, memory::*, module::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// One test at a time; the driver initialised; the default configuration.
-fn serial() -> MutexGuard<'static, ()> {
-    // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
-    unsafe {
-        let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        control::reset(); // a failed test leaves nothing behind for the next
-        assert_eq!(cuInit(0), code::SUCCESS);
-        g
-    }
-}
-
-fn ok(r: CUresult) {
-    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-}
-
-fn no_leaks() {
-    assert_eq!(
-        control::live_counts(),
-        control::Counts::default(),
-        "objects left alive"
-    );
-}
+use std::sync::{Arc, Mutex};
 
 /// Runs `f` with device `dev`'s primary context current, then releases it.
 fn with_primary<T>(dev: CUdevice, f: impl FnOnce(CUcontext) -> T) -> T {

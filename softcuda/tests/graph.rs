@@ -3,38 +3,17 @@
 //! whole-graph updates, cloning, DOT output, and capture in each mode with its
 //! illegal calls, fork/join and unjoined work. Every test ends with no live handle.
 
-use softcuda::api::{context::*, graph::*, init::*, memory::*, module::*, proc::*, stream::*};
+mod common;
+
+use common::{no_leaks, ok, serial};
+use softcuda::api::{context::*, graph::*, memory::*, module::*, proc::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// One test at a time; the driver initialised; the default configuration.
-fn serial() -> MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    control::reset();
-    // SAFETY: softcuda's export, called as C would call it.
-    assert_eq!(unsafe { cuInit(0) }, code::SUCCESS);
-    g
-}
-
-#[track_caller]
-fn ok(r: CUresult) {
-    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-}
-
-fn no_leaks() {
-    assert_eq!(
-        control::live_counts(),
-        control::Counts::default(),
-        "objects left alive"
-    );
-}
 
 const VECTOR_ADD: &str = concat!(include_str!("../../kernels/vector_add.ptx"), "\0");
 

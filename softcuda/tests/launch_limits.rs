@@ -4,25 +4,13 @@
 //! `MAX_THREADS_PER_BLOCK`, or more shared memory than the function may use. Nothing
 //! refused is queued: the stream stays idle and error-free.
 
-use softcuda::api::{context::*, device::*, init::*, module::*, stream::*};
+mod common;
+
+use common::{ok, serial};
+use softcuda::api::{context::*, device::*, module::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::{c_uint, c_void};
-use std::sync::{Mutex, MutexGuard};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    control::reset();
-    // SAFETY: softcuda's export, called as C would call it.
-    assert_eq!(unsafe { cuInit(0) }, code::SUCCESS);
-    g
-}
-
-fn ok(r: CUresult) {
-    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-}
 
 const KERNELS: &str = concat!(
     ".version 8.0\n.target sm_80\n.address_size 64\n",

@@ -8,37 +8,17 @@
 //! that the assertion that notices it fails first, while the work is still held back
 //! by a closed gate: a failing test reports instead of corrupting the heap.
 
-use softcuda::api::{context::*, init::*, memory::*, module::*, stream::*};
+mod common;
+
+use common::{no_leaks, ok, serial};
+use softcuda::api::{context::*, memory::*, module::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// One test at a time; the driver initialised; the default configuration.
-fn serial() -> MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    control::reset();
-    // SAFETY: softcuda's export, called as C would call it.
-    assert_eq!(unsafe { cuInit(0) }, code::SUCCESS);
-    g
-}
-
-fn ok(r: CUresult) {
-    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-}
-
-fn no_leaks() {
-    assert_eq!(
-        control::live_counts(),
-        control::Counts::default(),
-        "objects left alive"
-    );
-}
 
 /// A host function's state: counts its runs, waits for its gate if it has one,
 /// records that it finished.

@@ -9,36 +9,15 @@
 //! regresses, a late copy writes into memory the test still owns, and the assertion
 //! that notices it fails instead of the process corrupting its heap.
 
-use softcuda::api::{context::*, init::*, memory::*, module::*, stream::*};
-use softcuda::control;
+mod common;
+
+use common::{no_leaks, ok, serial};
+use softcuda::api::{context::*, memory::*, module::*, stream::*};
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// One test at a time; the driver initialised; the default configuration.
-fn serial() -> MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    control::reset();
-    // SAFETY: softcuda's export, called as C would call it.
-    assert_eq!(unsafe { cuInit(0) }, code::SUCCESS);
-    g
-}
-
-fn ok(r: CUresult) {
-    assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
-}
-
-fn no_leaks() {
-    assert_eq!(
-        control::live_counts(),
-        control::Counts::default(),
-        "objects left alive"
-    );
-}
 
 /// `poke(p, v)`: one thread stores `v` at address `p`; a wild `p` faults.
 const POKE: &str = concat!(
