@@ -32,8 +32,6 @@ use std::sync::Arc;
 
 /// `CUlibrary`.
 pub type CUlibrary = *mut c_void;
-/// `CUkernel`.
-pub type CUkernel = *mut c_void;
 
 /// A loaded library.
 pub struct LibraryEntry {
@@ -284,13 +282,13 @@ fn module_in(lib: u64) -> R<u64> {
 
 /// `cuLibraryGetModule`: the library's module in the current context.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuLibraryGetModule(pmod: *mut c_void, h: CUlibrary) -> CUresult {
+pub unsafe extern "C" fn cuLibraryGetModule(pmod: *mut CUmodule, h: CUlibrary) -> CUresult {
     api!("cuLibraryGetModule", {
         if pmod.is_null() {
             return Err(code::INVALID_VALUE);
         }
         let m = module_in(library_id(h)?)?;
-        out(pmod.cast::<*mut c_void>(), state::handle(Kind::Module, m))
+        out(pmod, state::handle(Kind::Module, m))
     })
 }
 
@@ -390,7 +388,7 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
 
 /// `cuKernelGetFunction`: the kernel's function in the current context.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuKernelGetFunction(pf: *mut c_void, h: CUkernel) -> CUresult {
+pub unsafe extern "C" fn cuKernelGetFunction(pf: *mut CUfunction, h: CUkernel) -> CUresult {
     api!("cuKernelGetFunction", {
         if pf.is_null() {
             return Err(code::INVALID_VALUE);
@@ -411,7 +409,7 @@ pub unsafe extern "C" fn cuKernelGetFunction(pf: *mut c_void, h: CUkernel) -> CU
             .copied()
             .unwrap_or(DEFAULT_SHARED);
         let f = function_of(&mut s, m, index, shared)?;
-        out(pf.cast::<*mut c_void>(), state::handle(Kind::Function, f))
+        out(pf, state::handle(Kind::Function, f))
     })
 }
 
