@@ -157,7 +157,10 @@ impl JitCall {
             keys: Vec::with_capacity(10),
             values: Vec::with_capacity(10),
         };
-        let (info, error) = (call.info.as_mut_ptr() as usize, call.error.as_mut_ptr() as usize);
+        let (info, error) = (
+            call.info.as_mut_ptr() as usize,
+            call.error.as_mut_ptr() as usize,
+        );
         let mut push = |k: O, v: usize| {
             call.keys.push(k);
             call.values.push(v as *mut core::ffi::c_void);

@@ -159,7 +159,10 @@ impl Library {
         check(unsafe {
             self.driver.table().cuLibraryEnumerateKernels()?(handles.as_mut_ptr(), count, self.raw)
         })?;
-        handles.into_iter().map(|k| kernel_name(self.driver, k)).collect()
+        handles
+            .into_iter()
+            .map(|k| kernel_name(self.driver, k))
+            .collect()
     }
 
     /// The kernel `name`, declared with its parameter types `S`, checked against
@@ -175,7 +178,10 @@ impl Library {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the kernel is returned.
         let k = unsafe { self.kernel_unchecked::<S>(name)? };
-        let actual = match (self.driver.table().cuKernelGetParamInfo(), self.ptx.as_deref()) {
+        let actual = match (
+            self.driver.table().cuKernelGetParamInfo(),
+            self.ptx.as_deref(),
+        ) {
             (Ok(info), _) => {
                 // SAFETY: a kernel of this library and valid out-pointers; an index
                 // past the last is INVALID_VALUE.
@@ -232,7 +238,12 @@ impl Library {
         let (mut ptr, mut bytes) = (0, 0usize);
         // SAFETY: valid out-pointers and a NUL-terminated name; `ctx` is current.
         check(unsafe {
-            self.driver.table().cuLibraryGetGlobal()?(&mut ptr, &mut bytes, self.raw, cname.as_ptr())
+            self.driver.table().cuLibraryGetGlobal()?(
+                &mut ptr,
+                &mut bytes,
+                self.raw,
+                cname.as_ptr(),
+            )
         })?;
         DeviceGlobal::from_raw(self.driver, name, ptr, bytes)
     }
@@ -325,7 +336,9 @@ impl<'lib, S: Signature> Kernel<'lib, S> {
             .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: plain values.
-        check(unsafe { self.driver.table().cuKernelSetAttribute()?(attr, v, self.raw, device.raw()) })
+        check(unsafe {
+            self.driver.table().cuKernelSetAttribute()?(attr, v, self.raw, device.raw())
+        })
     }
 }
 

@@ -14,7 +14,7 @@
 //! the bytes checked are the bytes linked.
 //!
 //! A failed input or link is [`CudaError::JitFailed`] with the driver's code and
-//! its log parsed ([`JitLog`]: an unresolved symbol is an error diagnostic naming
+//! its log parsed ([`JitLog`](crate::jit::JitLog): an unresolved symbol is an error diagnostic naming
 //! it), or the driver's plain code when it gave no diagnostics. The completed image
 //! lives in the driver only until the link is destroyed: [`Linker::complete`] loads
 //! it before that, [`Linker::complete_image`] copies it into an owned `Vec` (to load
@@ -118,12 +118,14 @@ impl CurrentContext<'_> {
 fn check_archive(bytes: &[u8]) -> Result<(), CudaError> {
     let mut at = b"!<arch>\n".len();
     if !bytes.starts_with(b"!<arch>\n") {
-        return Err(invalid("a library input must be an `ar` archive (`!<arch>`)"));
+        return Err(invalid(
+            "a library input must be an `ar` archive (`!<arch>`)",
+        ));
     }
     while at < bytes.len() {
-        let header = bytes
-            .get(at..at + 60)
-            .ok_or(invalid("an archive member header lies past the end of the library"))?;
+        let header = bytes.get(at..at + 60).ok_or(invalid(
+            "an archive member header lies past the end of the library",
+        ))?;
         if header.get(58..60) != Some(b"`\n") {
             return Err(invalid("an archive member header is malformed"));
         }
@@ -135,7 +137,9 @@ fn check_archive(bytes: &[u8]) -> Result<(), CudaError> {
         let member = start
             .checked_add(size)
             .and_then(|end| bytes.get(start..end))
-            .ok_or(invalid("an archive member lies past the end of the library"))?;
+            .ok_or(invalid(
+                "an archive member lies past the end of the library",
+            ))?;
         if member.starts_with(b"\x7fELF") {
             image_kind(member)?;
         }
@@ -168,23 +172,39 @@ impl<'a> Linker<'a> {
                 if image_kind(b)? != Image::Cubin {
                     return Err(invalid("a cubin input must be an ELF file"));
                 }
-                (CUjitInputType::CU_JIT_INPUT_CUBIN, b.to_vec(), format!("input {n} (cubin)"))
+                (
+                    CUjitInputType::CU_JIT_INPUT_CUBIN,
+                    b.to_vec(),
+                    format!("input {n} (cubin)"),
+                )
             }
             LinkInput::Fatbin(b) => {
                 if image_kind(b)? != Image::Fatbin {
                     return Err(invalid("a fatbin input must start with the fatbin magic"));
                 }
-                (CUjitInputType::CU_JIT_INPUT_FATBINARY, b.to_vec(), format!("input {n} (fatbin)"))
+                (
+                    CUjitInputType::CU_JIT_INPUT_FATBINARY,
+                    b.to_vec(),
+                    format!("input {n} (fatbin)"),
+                )
             }
             LinkInput::Object(b) => {
                 if image_kind(b)? != Image::Cubin {
                     return Err(invalid("an object input must be an ELF file"));
                 }
-                (CUjitInputType::CU_JIT_INPUT_OBJECT, b.to_vec(), format!("input {n} (object)"))
+                (
+                    CUjitInputType::CU_JIT_INPUT_OBJECT,
+                    b.to_vec(),
+                    format!("input {n} (object)"),
+                )
             }
             LinkInput::Library(b) => {
                 check_archive(b)?;
-                (CUjitInputType::CU_JIT_INPUT_LIBRARY, b.to_vec(), format!("input {n} (library)"))
+                (
+                    CUjitInputType::CU_JIT_INPUT_LIBRARY,
+                    b.to_vec(),
+                    format!("input {n} (library)"),
+                )
             }
         };
         if bytes.is_empty() {
@@ -217,7 +237,11 @@ impl<'a> Linker<'a> {
 
     /// Adds the file at `path`, of format `kind`: read, checked and added as by
     /// [`add`](Linker::add) (the logs name it by its path).
-    pub fn add_file(&mut self, path: impl AsRef<Path>, kind: LinkInputKind) -> Result<(), CudaError> {
+    pub fn add_file(
+        &mut self,
+        path: impl AsRef<Path>,
+        kind: LinkInputKind,
+    ) -> Result<(), CudaError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| CudaError::ReadFile {
             path: path.to_owned(),

@@ -29,11 +29,11 @@ pub use crate::ptx_params::entry_params;
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
+use crate::jit::JitCall;
 use crate::launch::Signature;
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
 use crate::stream::Tied;
-use crate::jit::JitCall;
 use crate::sys::{CUdeviceptr, CUfunction, CUmodule, CUresult};
 use crate::version::DriverVersion;
 use core::marker::PhantomData;

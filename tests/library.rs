@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{ON_GPU, driver, no_leaks, second_device};
+use common::{driver, no_leaks, second_device};
 
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::link::LinkInput;
@@ -21,7 +21,9 @@ const GLOBALS: &str = include_str!("../kernels/globals.ptx");
 #[test]
 fn a_library_kernel_launches_in_contexts_of_two_devices() {
     let (d, _g) = driver();
-    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
     // SAFETY: kernels/slices.cu: vector_add writes c only below its length and reads
     // a and b only below theirs.
     let add = unsafe { lib.kernel::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }.unwrap();
@@ -50,17 +52,26 @@ fn a_library_kernel_launches_in_contexts_of_two_devices() {
 #[test]
 fn library_variables_exist_once_per_context() {
     let (d, _g) = driver();
-    let lib = d.load_library(GLOBALS.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(GLOBALS.as_bytes(), &JitOptions::default())
+        .unwrap();
     let c0 = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let c1 = Context::new(&second_device(d), CUctx_flags::empty()).unwrap();
     c0.bind(|cur| -> Result<(), CudaError> {
         let mut evaluated = lib.global::<u32>(cur, "evaluated")?;
         assert_eq!(evaluated.read()?, 0);
         evaluated.write(&41)?;
-        assert_eq!(lib.global::<[i32; 3]>(cur, "offsets")?.read()?, [10, 20, 30]);
+        assert_eq!(
+            lib.global::<[i32; 3]>(cur, "offsets")?.read()?,
+            [10, 20, 30]
+        );
         assert!(matches!(
             lib.global::<u64>(cur, "evaluated"),
-            Err(CudaError::GlobalSizeMismatch { expected: 8, found: 4, .. })
+            Err(CudaError::GlobalSizeMismatch {
+                expected: 8,
+                found: 4,
+                ..
+            })
         ));
         assert!(matches!(
             lib.global::<u32>(cur, "missing"),
@@ -91,7 +102,9 @@ fn library_variables_exist_once_per_context() {
 #[test]
 fn kernels_are_counted_named_and_have_per_device_attributes() {
     let (d, _g) = driver();
-    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
     let names = lib.kernel_names().unwrap();
     assert_eq!(lib.kernel_count().unwrap(), names.len());
     for k in ["vector_add", "saxpy"] {
@@ -103,7 +116,9 @@ fn kernels_are_counted_named_and_have_per_device_attributes() {
     let regs = CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS;
     assert!(saxpy.attribute(regs, &dev0).unwrap() > 0);
     let dynamic = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-    saxpy.set_max_dynamic_shared_memory(&dev0, 64 * 1024).unwrap();
+    saxpy
+        .set_max_dynamic_shared_memory(&dev0, 64 * 1024)
+        .unwrap();
     assert_eq!(saxpy.attribute(dynamic, &dev0).unwrap(), 64 * 1024);
     assert!(matches!(
         saxpy.set_max_dynamic_shared_memory(&dev0, 1 << 30),
@@ -117,7 +132,9 @@ fn kernels_are_counted_named_and_have_per_device_attributes() {
 #[test]
 fn refusals() {
     let (d, _g) = driver();
-    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
     // SAFETY: refused before any use.
     let wrong = unsafe { lib.kernel::<(In<f32>, Out<f32>)>("vector_add") };
     assert!(matches!(
@@ -195,7 +212,9 @@ fn another_drivers_context_is_refused() {
     let options = unsafe { DriverOptions::new().path(common::libsoftcuda()) };
     let other: &'static Driver = Box::leak(Box::new(Driver::load(&options).unwrap()));
     other.init().unwrap();
-    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
     // SAFETY: kernels/slices.cu, as above.
     let add = unsafe { lib.kernel::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }.unwrap();
     let ctx = Context::new(&other.device(0).unwrap(), CUctx_flags::empty()).unwrap();

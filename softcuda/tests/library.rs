@@ -112,7 +112,10 @@ fn a_library_is_loaded_once_and_materialised_in_each_context() {
         let (mut off, mut size) = (0, 0);
         ok(cuKernelGetParamInfo(ks[1], 1, &mut off, &mut size));
         assert_eq!((off, size), (8, 8));
-        assert_eq!(cuKernelGetParamInfo(ks[1], 2, &mut off, &mut size), code::INVALID_VALUE);
+        assert_eq!(
+            cuKernelGetParamInfo(ks[1], 2, &mut off, &mut size),
+            code::INVALID_VALUE
+        );
         // Without a context there is nothing to materialise in.
         assert_eq!(function(bump), Err(code::INVALID_CONTEXT));
 
@@ -242,10 +245,7 @@ fn refusals() {
         assert_eq!(control::live_counts().modules, 1);
         ok(cuLibraryUnload(l));
         ok(cuCtxDestroy_v2(c));
-        assert_eq!(
-            cuLibraryUnload(std::ptr::null_mut()),
-            code::INVALID_HANDLE
-        );
+        assert_eq!(cuLibraryUnload(std::ptr::null_mut()), code::INVALID_HANDLE);
         assert_eq!(function(std::ptr::null_mut()), Err(code::INVALID_HANDLE));
     }
     no_leaks();

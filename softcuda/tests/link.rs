@@ -36,7 +36,7 @@ impl Link {
             LOG as *mut c_void,
             info.as_mut_ptr().cast(),
             LOG as *mut c_void,
-            1 as *mut c_void,
+            std::ptr::without_provenance_mut(1), // CU_JIT_LOG_VERBOSE = 1
         ]);
         let mut state = std::ptr::null_mut();
         // SAFETY: valid arrays of 5 options, which outlive the link (boxed).
@@ -230,7 +230,10 @@ fn input_errors_name_the_input_and_unlinkable_inputs_are_refused() {
     {
         let link = Link::new();
         let broken = A.replace("ret;", "frobnicate;");
-        assert_eq!(link.add(PTX, broken.as_bytes(), c"broken.ptx"), code::SUCCESS);
+        assert_eq!(
+            link.add(PTX, broken.as_bytes(), c"broken.ptx"),
+            code::SUCCESS
+        );
         // Unknown instructions are found when the program is compiled: the log names
         // the input and its line.
         ok(link.add(PTX, B.as_bytes(), c"link_b.ptx"));
@@ -254,7 +257,10 @@ fn input_errors_name_the_input_and_unlinkable_inputs_are_refused() {
         }
         assert_eq!(link.add(5, b"BC\xc0\xde", c"x.nvvm"), code::NOT_SUPPORTED);
         assert_eq!(link.add(9, A.as_bytes(), c"x"), code::INVALID_VALUE);
-        assert_eq!(link.add(2, b"not a fatbin at all", c"x.fatbin"), code::INVALID_IMAGE);
+        assert_eq!(
+            link.add(2, b"not a fatbin at all", c"x.fatbin"),
+            code::INVALID_IMAGE
+        );
         // Nothing was added: completing links nothing.
         assert_eq!(link.complete(), Err(code::INVALID_IMAGE));
         assert!(Link::log(&link.error).contains("No input to link"));
@@ -263,7 +269,12 @@ fn input_errors_name_the_input_and_unlinkable_inputs_are_refused() {
     unsafe {
         assert_eq!(cuLinkDestroy(std::ptr::null_mut()), code::INVALID_HANDLE);
         let mut s = std::ptr::null_mut();
-        ok(cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut s));
+        ok(cuLinkCreate_v2(
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut s,
+        ));
         assert_eq!(
             cuLinkComplete(s, std::ptr::null_mut(), std::ptr::null_mut()),
             code::INVALID_VALUE

@@ -20,7 +20,9 @@
 //! `cuLibraryGetUnifiedFunction` and `cuKernelSetCacheConfig` (not exported).
 
 use super::memory::{Removed, free_global};
-use super::module::{DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_log};
+use super::module::{
+    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_log,
+};
 use super::out;
 use crate::ptx;
 use crate::state::{self, Kind, R, State};
@@ -77,7 +79,7 @@ fn library_options(n: c_uint, options: *const c_uint, values: *mut *mut c_void) 
     for i in 0..n as usize {
         // SAFETY: the array holds `n` entries, by the C contract.
         match unsafe { *options.add(i) } {
-            1 => {}                                   // BINARY_IS_PRESERVED
+            1 => {}                               // BINARY_IS_PRESERVED
             0 => return Err(code::NOT_SUPPORTED), // HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
             _ => return Err(code::INVALID_VALUE),
         }
@@ -534,7 +536,9 @@ pub unsafe extern "C" fn cuKernelSetAttribute(
                     .map(|(id, _)| *id)
                     .collect();
                 for f in s.functions.values_mut() {
-                    if f.kernel == index && modules.contains(&f.module) && on_device.contains(&f.ctx)
+                    if f.kernel == index
+                        && modules.contains(&f.module)
+                        && on_device.contains(&f.ctx)
                     {
                         f.max_dynamic_shared = shared;
                     }

@@ -42,7 +42,12 @@ pub(crate) struct Jit {
     pub(crate) error: Option<(*mut c_char, usize, usize)>,
 }
 
-pub(crate) fn parse_options(n: c_uint, options: *const c_uint, values: *mut *mut c_void, sm: u32) -> R<Jit> {
+pub(crate) fn parse_options(
+    n: c_uint,
+    options: *const c_uint,
+    values: *mut *mut c_void,
+    sm: u32,
+) -> R<Jit> {
     let mut jit = Jit {
         opts: ptx::JitOptions {
             target_sm: sm,
@@ -82,7 +87,11 @@ pub(crate) fn parse_options(n: c_uint, options: *const c_uint, values: *mut *mut
 }
 
 /// Writes `log` into a caller's log buffer and the byte count back into its size option.
-pub(crate) fn write_log(target: Option<(*mut c_char, usize, usize)>, values: *mut *mut c_void, log: &str) {
+pub(crate) fn write_log(
+    target: Option<(*mut c_char, usize, usize)>,
+    values: *mut *mut c_void,
+    log: &str,
+) {
     let Some((buf, len, slot)) = target else {
         return;
     };
@@ -363,7 +372,12 @@ pub unsafe extern "C" fn cuModuleGetFunction(
 
 /// The function of kernel `kernel` of module `module`: the same id every time, a new
 /// one (opted in to `max_dynamic_shared` bytes of shared memory) the first time.
-pub(crate) fn function_of(s: &mut State, module: u64, kernel: usize, max_dynamic_shared: u32) -> R<u64> {
+pub(crate) fn function_of(
+    s: &mut State,
+    module: u64,
+    kernel: usize,
+    max_dynamic_shared: u32,
+) -> R<u64> {
     if let Some((fid, _)) = s
         .functions
         .iter()
@@ -459,22 +473,27 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
 
 /// Function attribute `attr` of kernel `k` on device `dev`, opted in to
 /// `max_dynamic_shared` bytes of shared memory.
-pub(crate) fn attribute_of(dev: &Profile, k: &ptx::Kernel, max_dynamic_shared: u32, attr: c_uint) -> R<c_int> {
-        let cc = (dev.cc.0 * 10 + dev.cc.1) as c_int;
-        let v = match attr {
-            0 => k.max_threads_per_block.unwrap_or(1024).min(1024) as c_int,
-            1 => k.static_shared_bytes as c_int,
-            2 => 0,
-            3 => k.local_bytes as c_int,
-            4 => k.num_regs as c_int,
-            5 | 6 => cc,
-            7 => 0,
-            8 => max_dynamic_shared.saturating_sub(k.static_shared_bytes) as c_int,
-            9 => -1,
-            10..=15 => 0,
-            _ => return Err(code::INVALID_VALUE),
-        };
-        Ok(v)
+pub(crate) fn attribute_of(
+    dev: &Profile,
+    k: &ptx::Kernel,
+    max_dynamic_shared: u32,
+    attr: c_uint,
+) -> R<c_int> {
+    let cc = (dev.cc.0 * 10 + dev.cc.1) as c_int;
+    let v = match attr {
+        0 => k.max_threads_per_block.unwrap_or(1024).min(1024) as c_int,
+        1 => k.static_shared_bytes as c_int,
+        2 => 0,
+        3 => k.local_bytes as c_int,
+        4 => k.num_regs as c_int,
+        5 | 6 => cc,
+        7 => 0,
+        8 => max_dynamic_shared.saturating_sub(k.static_shared_bytes) as c_int,
+        9 => -1,
+        10..=15 => 0,
+        _ => return Err(code::INVALID_VALUE),
+    };
+    Ok(v)
 }
 
 /// `cuFuncSetAttribute`: the dynamic shared memory opt-in and the carveout preference.

@@ -134,7 +134,10 @@ fn var_shape(d: &VarDecl) -> (DeclSpace, String, u32, usize) {
     (d.space, d.ty.clone(), d.vec, d.dims.len())
 }
 
-fn func_shape(f: &Function) -> (bool, Vec<(String, u32, usize)>, Vec<(String, u32, usize)>) {
+/// A parameter's type, vector width and array rank.
+type ParamShape = (String, u32, usize);
+
+fn func_shape(f: &Function) -> (bool, Vec<ParamShape>, Vec<ParamShape>) {
     let list = |ps: &[VarDecl]| {
         ps.iter()
             .map(|p| (p.ty.clone(), p.vec, p.dims.len()))
@@ -155,7 +158,9 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
     for u in units {
         match parse_unit(u) {
             Ok(a) => asts.push(a),
-            Err(l) => log.push_str(l.trim_end_matches("ptxas fatal   : Ptx assembly aborted due to errors\n")),
+            Err(l) => log.push_str(
+                l.trim_end_matches("ptxas fatal   : Ptx assembly aborted due to errors\n"),
+            ),
         }
     }
     if !log.is_empty() {
@@ -290,7 +295,8 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
             merged.version = Some((maj, min, line + off));
         }
         if let Some((names, line)) = &ast.target
-            && (merged.target.is_none() || target_sm(names) > merged.target.as_ref().map_or(0, |t| target_sm(&t.0)))
+            && (merged.target.is_none()
+                || target_sm(names) > merged.target.as_ref().map_or(0, |t| target_sm(&t.0)))
         {
             merged.target = Some((names.clone(), line + off));
         }
@@ -326,7 +332,9 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
         for (line, msg) in &errs {
             let unit = offsets.iter().rposition(|o| *o < *line).unwrap_or(0);
             let local = line - offsets.get(unit).copied().unwrap_or(0);
-            let name = units.get(unit).map_or("linked ptx input", |u| u.name.as_str());
+            let name = units
+                .get(unit)
+                .map_or("linked ptx input", |u| u.name.as_str());
             let _ = writeln!(out, "ptxas {name}, line {local}; error   : {msg}");
         }
         out.push_str("ptxas fatal   : Ptx assembly aborted due to errors\n");
