@@ -205,11 +205,21 @@ impl JitCall {
         self.values.as_mut_ptr()
     }
 
-    /// Empties both logs (before a call, so that an old log is not read as new).
+    /// Empties both logs and restores their sizes (which the driver overwrites with
+    /// the bytes it wrote) before another call on the same options: a link's
+    /// `cuLinkAddData` and `cuLinkComplete`. An old log is then not read as new.
     pub(crate) fn clear(&mut self) {
+        use crate::sys::CUjit_option as O;
         for buf in [&mut self.info, &mut self.error] {
             if let Some(first) = buf.first_mut() {
                 *first = 0;
+            }
+        }
+        for (k, v) in self.keys.iter().zip(self.values.iter_mut()) {
+            if *k == O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+                || *k == O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+            {
+                *v = LOG_BYTES as *mut core::ffi::c_void;
             }
         }
     }

@@ -292,16 +292,16 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
         if let Some((maj, min, line)) = ast.version
             && merged.version.is_none_or(|(a, b, _)| (maj, min) > (a, b))
         {
-            merged.version = Some((maj, min, line + off));
+            merged.version = Some((maj, min, line.saturating_add(off)));
         }
         if let Some((names, line)) = &ast.target
             && (merged.target.is_none()
                 || target_sm(names) > merged.target.as_ref().map_or(0, |t| target_sm(&t.0)))
         {
-            merged.target = Some((names.clone(), line + off));
+            merged.target = Some((names.clone(), line.saturating_add(off)));
         }
         if merged.address_size.is_none() {
-            merged.address_size = ast.address_size.map(|(s, l)| (s, l + off));
+            merged.address_size = ast.address_size.map(|(s, l)| (s, l.saturating_add(off)));
         }
         for mut item in ast.items {
             let keep = match &item {
@@ -331,7 +331,7 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
         let mut out = String::new();
         for (line, msg) in &errs {
             let unit = offsets.iter().rposition(|o| *o < *line).unwrap_or(0);
-            let local = line - offsets.get(unit).copied().unwrap_or(0);
+            let local = line.saturating_sub(offsets.get(unit).copied().unwrap_or(0));
             let name = units
                 .get(unit)
                 .map_or("linked ptx input", |u| u.name.as_str());
@@ -392,23 +392,23 @@ fn fix_item(item: &mut Item, map: &HashMap<String, String>, off: u32) {
     match item {
         Item::Var(d) => fix_decl(d, map, off),
         Item::Func(f) => {
-            f.line += off;
+            f.line = f.line.saturating_add(off);
             rename(&mut f.name, map);
             for p in f.params.iter_mut().chain(f.rets.iter_mut()) {
                 fix_decl(p, map, off);
             }
             for (_, _, line) in &mut f.directives {
-                *line += off;
+                *line = (*line).saturating_add(off);
             }
             for s in f.body.iter_mut().flatten() {
                 match s {
                     Stmt::Decl(d) => fix_decl(d, map, off),
                     Stmt::Label(n, line) | Stmt::Prototype(n, line) => {
                         rename(n, map);
-                        *line += off;
+                        *line = (*line).saturating_add(off);
                     }
                     Stmt::Inst(i) => {
-                        i.line += off;
+                        i.line = i.line.saturating_add(off);
                         if let Some((g, _)) = &mut i.guard {
                             rename(g, map);
                         }
@@ -422,7 +422,7 @@ fn fix_item(item: &mut Item, map: &HashMap<String, String>, off: u32) {
 }
 
 fn fix_decl(d: &mut VarDecl, map: &HashMap<String, String>, off: u32) {
-    d.line += off;
+    d.line = d.line.saturating_add(off);
     rename(&mut d.name, map);
     if let Some(i) = &mut d.init {
         fix_init(i, map);
