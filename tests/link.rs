@@ -184,3 +184,58 @@ fn files_link_and_the_owned_image_loads_later() {
     });
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A fatbin (16-byte header, entries with a 64-byte header each) holding `ptx` for
+/// sm_80 (as tests/memory.rs builds one).
+fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
+    let mut payload = ptx.as_bytes().to_vec();
+    payload.push(0);
+    let mut e = Vec::new();
+    e.extend_from_slice(&1u16.to_le_bytes()); // kind: PTX
+    e.extend_from_slice(&0x0101u16.to_le_bytes());
+    e.extend_from_slice(&64u32.to_le_bytes());
+    e.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    e.extend_from_slice(&[0u8; 12]);
+    e.extend_from_slice(&80u32.to_le_bytes());
+    e.resize(64, 0);
+    e.extend(payload);
+    let mut fat = Vec::new();
+    fat.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
+    fat.extend_from_slice(&1u16.to_le_bytes());
+    fat.extend_from_slice(&16u16.to_le_bytes());
+    fat.extend_from_slice(&(e.len() as u64).to_le_bytes());
+    fat.extend(e);
+    fat
+}
+
+#[test]
+fn a_fatbin_input_links_and_a_well_formed_cubin_reaches_the_driver() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let fat = fatbin_with_ptx(B);
+        let mut linker = cur.linker(&JitOptions::default())?;
+        linker.add(a())?;
+        linker.add(LinkInput::Fatbin(&fat))?;
+        let module = linker.complete()?;
+        // SAFETY: kernels/link_a.cu, as above.
+        let read = unsafe { module.function::<(Out<f32>,)>("read_factor")? };
+        let mut f = cur.alloc::<f32>(1)?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        read.launch(&stream, 1, 1, 0, (&mut f,))?;
+        stream.synchronize()?;
+        assert_eq!(f.to_vec()?, [3.0]);
+        if !ON_GPU {
+            // A 64-bit ELF header without sections passes the checks; softcuda has no
+            // GPU code to link from it.
+            let mut elf = vec![0u8; 64];
+            elf[..4].copy_from_slice(b"\x7fELF");
+            elf[4] = 2;
+            elf[5] = 1;
+            let mut other = cur.linker(&JitOptions::default())?;
+            assert!(matches!(
+                other.add(LinkInput::Cubin(&elf)),
+                Err(CudaError::Driver(CUresult::CUDA_ERROR_NOT_SUPPORTED))
+            ));
+        }
+        Ok(())
+    });
+}

@@ -351,3 +351,26 @@ fn internal_names_of_two_units_stay_apart_and_images_link_as_libraries() {
     }
     no_leaks();
 }
+
+#[test]
+fn the_device_runtime_calls_of_conditional_ptx_are_builtins_at_link() {
+    let _g = serial();
+    let c = ctx(0);
+    {
+        let link = Link::new();
+        ok(link.add(
+            PTX,
+            include_str!("../../kernels/conditional.ptx").as_bytes(),
+            c"conditional.ptx",
+        ));
+        let m = load(&link.complete().unwrap());
+        let mut f = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and module, a NUL-terminated name.
+        ok(unsafe { cuModuleGetFunction(&mut f, m, c"countdown".as_ptr()) });
+        // SAFETY: the module this test loaded.
+        ok(unsafe { cuModuleUnload(m) });
+    }
+    // SAFETY: the context this test made.
+    ok(unsafe { cuCtxDestroy_v2(c) });
+    no_leaks();
+}
