@@ -36,7 +36,13 @@ def nvrtc():
 # Extra options by source. conditional.cu calls the device runtime's
 # cudaGraphSetConditional, which NVRTC declares only with relocatable device code
 # (it emits an extern .func call; a real driver needs the module linked with cudadevrt).
-EXTRA = {"conditional.cu": [b"-rdc=true"]}
+# link_a.cu and link_b.cu are the two units of a linked program (tests/link.rs): with
+# -rdc their cross references stay extern, for cuLink* to resolve.
+EXTRA = {
+    "conditional.cu": [b"-rdc=true"],
+    "link_a.cu": [b"-rdc=true"],
+    "link_b.cu": [b"-rdc=true"],
+}
 
 
 def compile_one(lib, src: Path, arch: str) -> str:

@@ -38,7 +38,8 @@ pub struct JitLog {
 
 impl JitLog {
     /// Parses ptxas-style text: `ptxas <file>, line <n>; <severity> : <message>`,
-    /// `ptxas <severity> : <message>`, and indented continuation lines.
+    /// `ptxas <severity> : <message>`, and indented continuation lines; the linker's
+    /// `nvlink <severity> : <message>` lines alike.
     pub fn parse(text: &str) -> JitLog {
         let mut diagnostics: Vec<JitDiagnostic> = Vec::new();
         for raw in text.lines() {
@@ -46,7 +47,10 @@ impl JitLog {
             if line.trim().is_empty() {
                 continue;
             }
-            let Some(rest) = line.strip_prefix("ptxas") else {
+            let Some(rest) = line
+                .strip_prefix("ptxas")
+                .or_else(|| line.strip_prefix("nvlink"))
+            else {
                 match diagnostics.last_mut() {
                     Some(d) => {
                         d.message.push('\n');
@@ -127,6 +131,124 @@ pub struct JitOptions {
     pub line_info: bool,
     /// `CU_JIT_LOG_VERBOSE`: fill the info log (registers used, ...).
     pub verbose: bool,
+}
+
+/// Bytes of each log buffer handed to the JIT.
+const LOG_BYTES: usize = 16 * 1024;
+
+/// The option arrays of one JIT call (a module load, a link, a library load): the
+/// typed options plus the info and error log buffers. The arrays and buffers are
+/// heap memory owned here, at fixed addresses while this value lives — which a
+/// link needs, as the driver writes the log sizes back until `cuLinkDestroy`.
+pub(crate) struct JitCall {
+    info: Vec<core::ffi::c_char>,
+    error: Vec<core::ffi::c_char>,
+    keys: Vec<crate::sys::CUjit_option>,
+    values: Vec<*mut core::ffi::c_void>,
+}
+
+impl JitCall {
+    /// The arrays for `options`, with empty logs.
+    pub(crate) fn new(options: &JitOptions) -> JitCall {
+        use crate::sys::CUjit_option as O;
+        let mut call = JitCall {
+            info: vec![0; LOG_BYTES],
+            error: vec![0; LOG_BYTES],
+            keys: Vec::with_capacity(10),
+            values: Vec::with_capacity(10),
+        };
+        let (info, error) = (
+            call.info.as_mut_ptr() as usize,
+            call.error.as_mut_ptr() as usize,
+        );
+        let mut push = |k: O, v: usize| {
+            call.keys.push(k);
+            call.values.push(v as *mut core::ffi::c_void);
+        };
+        push(O::CU_JIT_INFO_LOG_BUFFER, info);
+        push(O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        push(O::CU_JIT_ERROR_LOG_BUFFER, error);
+        push(O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        if let Some(r) = options.max_registers {
+            push(O::CU_JIT_MAX_REGISTERS, r as usize);
+        }
+        if let Some(o) = options.optimization_level {
+            push(O::CU_JIT_OPTIMIZATION_LEVEL, o as usize);
+        }
+        if let Some(t) = options.target {
+            push(O::CU_JIT_TARGET, t as usize);
+        }
+        if options.debug_info {
+            push(O::CU_JIT_GENERATE_DEBUG_INFO, 1);
+        }
+        if options.line_info {
+            push(O::CU_JIT_GENERATE_LINE_INFO, 1);
+        }
+        if options.verbose {
+            push(O::CU_JIT_LOG_VERBOSE, 1);
+        }
+        call
+    }
+
+    /// The number of options.
+    pub(crate) fn len(&self) -> core::ffi::c_uint {
+        self.keys.len() as core::ffi::c_uint
+    }
+
+    /// The option keys, for the driver.
+    pub(crate) fn keys(&mut self) -> *mut crate::sys::CUjit_option {
+        self.keys.as_mut_ptr()
+    }
+
+    /// The option values, for the driver (which writes the log sizes back).
+    pub(crate) fn values(&mut self) -> *mut *mut core::ffi::c_void {
+        self.values.as_mut_ptr()
+    }
+
+    /// Empties both logs and restores their sizes (which the driver overwrites with
+    /// the bytes it wrote) before another call on the same options: a link's
+    /// `cuLinkAddData` and `cuLinkComplete`. An old log is then not read as new.
+    pub(crate) fn clear(&mut self) {
+        use crate::sys::CUjit_option as O;
+        for buf in [&mut self.info, &mut self.error] {
+            if let Some(first) = buf.first_mut() {
+                *first = 0;
+            }
+        }
+        for (k, v) in self.keys.iter().zip(self.values.iter_mut()) {
+            if *k == O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+                || *k == O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+            {
+                *v = LOG_BYTES as *mut core::ffi::c_void;
+            }
+        }
+    }
+
+    fn read(buf: &[core::ffi::c_char]) -> String {
+        let bytes: Vec<u8> = buf
+            .iter()
+            .take_while(|c| **c != 0)
+            .map(|c| *c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// The info log, parsed.
+    pub(crate) fn info_log(&self) -> JitLog {
+        JitLog::parse(&Self::read(&self.info))
+    }
+
+    /// The error for a failed call with result `r`: a refusal with diagnostics is the
+    /// JIT's ([`CudaError::JitFailed`](crate::CudaError::JitFailed)); one without (no
+    /// binary for this GPU, a bad handle, ...) is the driver's plain code.
+    pub(crate) fn failure(&self, r: crate::sys::CUresult) -> crate::CudaError {
+        let log = JitLog::parse(&Self::read(&self.error));
+        if log.diagnostics.is_empty() {
+            crate::CudaError::Driver(r)
+        } else {
+            crate::CudaError::JitFailed { log, source: r }
+        }
+    }
 }
 
 static_assertions::assert_impl_all!(JitLog: Send, Sync);

@@ -16,7 +16,9 @@
 //!   [`stream`] (streams, scoped asynchronous copies), [`event`] (events),
 //!   [`memory`] (device buffers and views), [`pinned`] (page-locked host memory),
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
-//!   the structured log), [`launch`] (typed kernel arguments, which reach the
+//!   the structured log), [`link`] (the JIT linker: inputs checked, linked, loaded as
+//!   a module), [`library`] (context-independent libraries and their kernels),
+//!   [`launch`] (typed kernel arguments, which reach the
 //!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
 //!   launch — each state a type).
 //!
@@ -41,6 +43,8 @@ pub mod event;
 pub mod graph;
 pub mod jit;
 pub mod launch;
+pub mod library;
+pub mod link;
 pub mod loader;
 pub mod memory;
 pub mod module;

@@ -22,26 +22,24 @@
 //! queries are methods of [`Function`] too.
 
 mod attributes;
-mod image;
+pub(crate) mod image;
 
 pub use crate::jit::{JitDiagnostic, JitLog, JitOptions, Severity};
 pub use crate::ptx_params::entry_params;
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
+use crate::jit::JitCall;
 use crate::launch::Signature;
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
 use crate::stream::Tied;
-use crate::sys::{CUdeviceptr, CUfunction, CUjit_option, CUmodule, CUresult};
+use crate::sys::{CUdeviceptr, CUfunction, CUmodule, CUresult};
 use crate::version::DriverVersion;
-use core::ffi::{c_char, c_uint, c_void};
 use core::marker::PhantomData;
 use image::{Image, image_kind, invalid};
 use std::ffi::CString;
 use std::path::Path;
-
-const LOG_BYTES: usize = 16 * 1024;
 
 /// A loaded module of the current context.
 pub struct Module<'a> {
@@ -105,90 +103,59 @@ impl<'ctx> CurrentContext<'ctx> {
         ptx: Option<String>,
         options: &JitOptions,
     ) -> Result<Module<'_>, CudaError> {
-        let mut aligned = vec![0u64; image.len() / 8 + 1];
-        // SAFETY: `aligned` has at least `image.len() + 1` bytes; the last stays NUL.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                image.as_ptr(),
-                aligned.as_mut_ptr().cast::<u8>(),
-                image.len(),
-            )
-        };
-        let mut info = vec![0 as c_char; LOG_BYTES];
-        let mut error = vec![0 as c_char; LOG_BYTES];
-        let mut keys: Vec<CUjit_option> = Vec::with_capacity(10);
-        let mut values: Vec<*mut c_void> = Vec::with_capacity(10);
-        let mut push = |k: CUjit_option, v: usize| {
-            keys.push(k);
-            values.push(v as *mut c_void);
-        };
-        push(
-            CUjit_option::CU_JIT_INFO_LOG_BUFFER,
-            info.as_mut_ptr() as usize,
-        );
-        push(CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
-        push(
-            CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            error.as_mut_ptr() as usize,
-        );
-        push(CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
-        if let Some(r) = options.max_registers {
-            push(CUjit_option::CU_JIT_MAX_REGISTERS, r as usize);
-        }
-        if let Some(o) = options.optimization_level {
-            push(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL, o as usize);
-        }
-        if let Some(t) = options.target {
-            push(CUjit_option::CU_JIT_TARGET, t as usize);
-        }
-        if options.debug_info {
-            push(CUjit_option::CU_JIT_GENERATE_DEBUG_INFO, 1);
-        }
-        if options.line_info {
-            push(CUjit_option::CU_JIT_GENERATE_LINE_INFO, 1);
-        }
-        if options.verbose {
-            push(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
-        }
-        let mut raw = CUmodule::NULL;
-        // SAFETY: a NUL-terminated, 8-byte aligned image (PTX text, or a binary image
-        // whose headers `image_kind` checked against its length: both callers do); `keys` and `values` have the same length, the log
-        // buffers hold LOG_BYTES bytes and outlive the call.
-        let r = unsafe {
-            self.driver().table().cuModuleLoadDataEx()?(
-                &mut raw,
-                aligned.as_ptr().cast(),
-                keys.len() as c_uint,
-                keys.as_mut_ptr(),
-                values.as_mut_ptr(),
-            )
-        };
-        let read = |buf: &[c_char]| {
-            let bytes: Vec<u8> = buf
-                .iter()
-                .take_while(|c| **c != 0)
-                .map(|c| *c as u8)
-                .collect();
-            String::from_utf8_lossy(&bytes).into_owned()
-        };
-        if r != CUresult::CUDA_SUCCESS {
-            let log = JitLog::parse(&read(&error));
-            // A refusal with diagnostics is the JIT's; one without (no binary for this
-            // GPU, a bad handle, ...) is the driver's plain code.
-            return Err(if log.diagnostics.is_empty() {
-                CudaError::Driver(r)
-            } else {
-                CudaError::JitFailed { log, source: r }
-            });
-        }
-        Ok(Module {
-            driver: self.driver(),
-            raw,
-            info: JitLog::parse(&read(&info)),
-            ptx,
-            _tied: PhantomData,
-        })
+        load_image(self.driver(), image, ptx, options)
     }
+}
+
+/// `cuModuleLoadDataEx` on a copy of `image`, 8-byte aligned and NUL-terminated, into
+/// the current context: the caller ties the module's lifetime `'a` to that context's
+/// token. `image` is PTX text, or a binary image whose headers `image_kind` checked
+/// against its length (or one the driver itself made: a completed link).
+pub(crate) fn load_image<'a>(
+    driver: &'static Driver,
+    image: &[u8],
+    ptx: Option<String>,
+    options: &JitOptions,
+) -> Result<Module<'a>, CudaError> {
+    let aligned = aligned_copy(image);
+    let mut jit = JitCall::new(options);
+    let mut raw = CUmodule::NULL;
+    // SAFETY: a NUL-terminated, 8-byte aligned image (see above); `JitCall` holds
+    // keys and values of the same length, and log buffers of the sizes it announces,
+    // which outlive the call.
+    let r = unsafe {
+        driver.table().cuModuleLoadDataEx()?(
+            &mut raw,
+            aligned.as_ptr().cast(),
+            jit.len(),
+            jit.keys(),
+            jit.values(),
+        )
+    };
+    if r != CUresult::CUDA_SUCCESS {
+        return Err(jit.failure(r));
+    }
+    Ok(Module {
+        driver,
+        raw,
+        info: jit.info_log(),
+        ptx,
+        _tied: PhantomData,
+    })
+}
+
+/// A copy of `image`, 8-byte aligned, with a NUL after it.
+pub(crate) fn aligned_copy(image: &[u8]) -> Vec<u64> {
+    let mut aligned = vec![0u64; image.len() / 8 + 1];
+    // SAFETY: `aligned` has at least `image.len() + 1` bytes; the last stays NUL.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            image.as_ptr(),
+            aligned.as_mut_ptr().cast::<u8>(),
+            image.len(),
+        )
+    };
+    aligned
 }
 
 impl Module<'_> {
@@ -248,40 +215,7 @@ impl Module<'_> {
                 });
             }
         };
-        let expected = crate::launch::layout::<S>();
-        let mismatch =
-            |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {
-                function: name.to_owned(),
-                parameter,
-                expected,
-                found,
-            };
-        for (i, want) in expected.iter().enumerate() {
-            match actual.get(i) {
-                None => {
-                    return Err(mismatch(
-                        i,
-                        format!("{} bytes at offset {}", want.1, want.0),
-                        "no such parameter".into(),
-                    ));
-                }
-                Some(got) if got != want => {
-                    return Err(mismatch(
-                        i,
-                        format!("{} bytes at offset {}", want.1, want.0),
-                        format!("{} bytes at offset {}", got.1, got.0),
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-        if let Some(extra) = actual.get(expected.len()) {
-            return Err(mismatch(
-                expected.len(),
-                "no parameter".into(),
-                format!("{} bytes at offset {}", extra.1, extra.0),
-            ));
-        }
+        check_signature::<S>(name, &actual)?;
         Ok(f)
     }
 
@@ -313,28 +247,82 @@ impl Module<'_> {
     /// (offset, size) of every parameter from `cuFuncGetParamInfo`, or `None` when the
     /// driver does not have it.
     fn param_info(&self, f: CUfunction) -> Result<Option<Vec<(usize, usize)>>, CudaError> {
-        /// More parameters than a kernel's parameter space (32 764 bytes) can hold.
-        const MAX_PARAMS: usize = 32_768;
         let Ok(info) = self.driver.table().cuFuncGetParamInfo() else {
             return Ok(None);
         };
-        let mut out = Vec::new();
-        for i in 0..MAX_PARAMS {
-            let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: valid out-pointers; an index past the last is INVALID_VALUE.
-            match unsafe { info(f, i, &mut offset, &mut size) } {
-                CUresult::CUDA_SUCCESS => out.push((offset, size)),
-                CUresult::CUDA_ERROR_INVALID_VALUE => break,
-                e => return Err(CudaError::Driver(e)),
-            }
-        }
-        if out.len() == MAX_PARAMS {
-            return Err(invalid(
-                "the driver reports more kernel parameters than a kernel can have",
-            ));
-        }
-        Ok(Some(out))
+        // SAFETY: a function of this module and valid out-pointers; an index past the
+        // last is INVALID_VALUE.
+        collect_params(|i, o, s| unsafe { info(f, i, o, s) }).map(Some)
     }
+}
+
+/// Checks the declared signature `S` of kernel `name` against its parameters as the
+/// driver (or the PTX text) reports them, `actual` ((offset, size) each): a different
+/// count, size or offset is [`CudaError::SignatureMismatch`] naming the parameter.
+pub(crate) fn check_signature<S: Signature>(
+    name: &str,
+    actual: &[(usize, usize)],
+) -> Result<(), CudaError> {
+    let expected = crate::launch::layout::<S>();
+    let mismatch =
+        |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {
+            function: name.to_owned(),
+            parameter,
+            expected,
+            found,
+        };
+    for (i, want) in expected.iter().enumerate() {
+        match actual.get(i) {
+            None => {
+                return Err(mismatch(
+                    i,
+                    format!("{} bytes at offset {}", want.1, want.0),
+                    "no such parameter".into(),
+                ));
+            }
+            Some(got) if got != want => {
+                return Err(mismatch(
+                    i,
+                    format!("{} bytes at offset {}", want.1, want.0),
+                    format!("{} bytes at offset {}", got.1, got.0),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(extra) = actual.get(expected.len()) {
+        return Err(mismatch(
+            expected.len(),
+            "no parameter".into(),
+            format!("{} bytes at offset {}", extra.1, extra.0),
+        ));
+    }
+    Ok(())
+}
+
+/// (offset, size) of every parameter, from `info(index, &mut offset, &mut size)` (a
+/// `cuFuncGetParamInfo` or `cuKernelGetParamInfo` call) until it answers
+/// `CUDA_ERROR_INVALID_VALUE` past the last.
+pub(crate) fn collect_params(
+    info: impl Fn(usize, &mut usize, &mut usize) -> CUresult,
+) -> Result<Vec<(usize, usize)>, CudaError> {
+    /// More parameters than a kernel's parameter space (32 764 bytes) can hold.
+    const MAX_PARAMS: usize = 32_768;
+    let mut out = Vec::new();
+    for i in 0..MAX_PARAMS {
+        let (mut offset, mut size) = (0usize, 0usize);
+        match info(i, &mut offset, &mut size) {
+            CUresult::CUDA_SUCCESS => out.push((offset, size)),
+            CUresult::CUDA_ERROR_INVALID_VALUE => break,
+            e => return Err(CudaError::Driver(e)),
+        }
+    }
+    if out.len() == MAX_PARAMS {
+        return Err(invalid(
+            "the driver reports more kernel parameters than a kernel can have",
+        ));
+    }
+    Ok(out)
 }
 
 /// A module-scope `__device__` or `__constant__` variable of type `T`.
@@ -355,6 +343,20 @@ impl<'a> Module<'a> {
         check(unsafe {
             self.driver.table().cuModuleGetGlobal()?(&mut ptr, &mut bytes, self.raw, cname.as_ptr())
         })?;
+        DeviceGlobal::from_raw(self.driver, name, ptr, bytes)
+    }
+}
+
+impl<T: DeviceCopy> DeviceGlobal<'_, T> {
+    /// The variable `name` at `ptr`, of `bytes` bytes as the driver says:
+    /// [`CudaError::GlobalSizeMismatch`] unless that is `size_of::<T>()`. The caller
+    /// ties `'m` to what keeps the variable allocated.
+    pub(crate) fn from_raw(
+        driver: &'static Driver,
+        name: &str,
+        ptr: CUdeviceptr,
+        bytes: usize,
+    ) -> Result<Self, CudaError> {
         if bytes != size_of::<T>() {
             return Err(CudaError::GlobalSizeMismatch {
                 name: name.to_owned(),
@@ -363,7 +365,7 @@ impl<'a> Module<'a> {
             });
         }
         Ok(DeviceGlobal {
-            driver: self.driver,
+            driver,
             ptr,
             _m: PhantomData,
         })
@@ -421,6 +423,18 @@ pub struct Function<'m, S: Signature> {
 }
 
 impl<S: Signature> Function<'_, S> {
+    /// Wraps the handle `raw` of a kernel whose signature is `S` (checked, or
+    /// promised by the caller of an `unsafe` lookup); the caller ties `'m` to what
+    /// keeps the handle valid.
+    pub(crate) fn from_raw(driver: &'static Driver, raw: CUfunction) -> Self {
+        Function {
+            driver,
+            raw,
+            _m: PhantomData,
+            _s: PhantomData,
+        }
+    }
+
     /// The driver's handle.
     pub fn raw(&self) -> CUfunction {
         self.raw

@@ -31,6 +31,9 @@ pub fn reset() {
             *p = state::Primary::default();
         }
         s.initialized = false;
+        s.libraries.clear();
+        s.kernels.clear();
+        s.links.clear();
     }
     removed.finish();
     state::with_stack(Vec::clear);
@@ -91,7 +94,7 @@ pub fn call_log() -> Vec<String> {
 
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
-/// "graph_execs"); -1 for
+/// "graph_execs", "libraries", "link_states"); -1 for
 /// an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
@@ -111,6 +114,8 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"registrations" => c.registrations,
         b"graphs" => c.graphs,
         b"graph_execs" => c.graph_execs,
+        b"libraries" => c.libraries,
+        b"link_states" => c.link_states,
         _ => return -1,
     };
     n as c_int

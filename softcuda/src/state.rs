@@ -37,6 +37,12 @@ pub enum Kind {
     GraphNode = 7,
     /// `CUgraphExec`.
     GraphExec = 8,
+    /// `CUlibrary`.
+    Library = 9,
+    /// `CUkernel`.
+    Kernel = 10,
+    /// `CUlinkState`.
+    LinkState = 11,
 }
 
 /// Makes the handle of object `id` of `kind`.
@@ -243,6 +249,12 @@ pub struct State {
     pub events: HashMap<u64, Arc<Event>>,
     /// Device bytes in use, per device.
     pub used: Vec<u64>,
+    /// Libraries by id (`cuLibrary*`).
+    pub libraries: HashMap<u64, crate::api::library::LibraryEntry>,
+    /// Kernels of the libraries, by id.
+    pub kernels: HashMap<u64, crate::api::library::KernelEntry>,
+    /// Link states by id (`cuLink*`).
+    pub links: HashMap<u64, crate::api::link::LinkEntry>,
     next_id: u64,
 }
 
@@ -272,6 +284,9 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         streams: HashMap::new(),
         retiring: Vec::new(),
         events: HashMap::new(),
+        libraries: HashMap::new(),
+        kernels: HashMap::new(),
+        links: HashMap::new(),
         next_id: 0,
     })
 });
@@ -492,6 +507,10 @@ pub struct LiveCounts {
     pub graphs: usize,
     /// Executable graphs.
     pub graph_execs: usize,
+    /// Libraries (`cuLibraryLoadData`; their per-context modules count as modules).
+    pub libraries: usize,
+    /// Link states (`cuLinkCreate`).
+    pub link_states: usize,
 }
 
 /// Counts the live objects.
@@ -510,5 +529,7 @@ pub fn live_counts() -> LiveCounts {
         registrations: count(|k| matches!(k, AllocKind::Registered(_))),
         graphs,
         graph_execs,
+        libraries: s.libraries.len(),
+        link_states: s.links.len(),
     }
 }

@@ -17,13 +17,13 @@ use crate::error::CudaError;
 
 /// The formats a module image can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Image {
+pub(crate) enum Image {
     Ptx,
     Cubin,
     Fatbin,
 }
 
-pub(super) fn invalid(reason: &'static str) -> CudaError {
+pub(crate) fn invalid(reason: &'static str) -> CudaError {
     CudaError::InvalidImage(reason)
 }
 
@@ -57,7 +57,7 @@ impl Bytes<'_> {
 }
 
 /// The image's format, its binary headers checked against its length.
-pub(super) fn image_kind(image: &[u8]) -> Result<Image, CudaError> {
+pub(crate) fn image_kind(image: &[u8]) -> Result<Image, CudaError> {
     if image.starts_with(b"\x7fELF") {
         check_elf(image)?;
         return Ok(Image::Cubin);

@@ -24,6 +24,8 @@ pub mod context;
 pub mod device;
 pub mod graph;
 pub mod init;
+pub mod library;
+pub mod link;
 pub mod memory;
 pub mod module;
 pub mod proc;

@@ -18,7 +18,7 @@ use std::ffi::CString;
 use std::sync::Arc;
 
 /// Shared memory a block gets without opting in.
-const DEFAULT_SHARED: u32 = 48 * 1024;
+pub(crate) const DEFAULT_SHARED: u32 = 48 * 1024;
 /// Shared memory the driver reserves per block.
 const RESERVED_SHARED: u32 = 1024;
 
@@ -36,13 +36,18 @@ fn function(s: &State, h: CUfunction) -> R<(u64, FunctionEntry)> {
 }
 
 /// The JIT options of `cuModuleLoadDataEx` that softcuda reads or writes.
-struct Jit {
-    opts: ptx::JitOptions,
-    info: Option<(*mut c_char, usize, usize)>,
-    error: Option<(*mut c_char, usize, usize)>,
+pub(crate) struct Jit {
+    pub(crate) opts: ptx::JitOptions,
+    pub(crate) info: Option<(*mut c_char, usize, usize)>,
+    pub(crate) error: Option<(*mut c_char, usize, usize)>,
 }
 
-fn parse_options(n: c_uint, options: *const c_uint, values: *mut *mut c_void, sm: u32) -> R<Jit> {
+pub(crate) fn parse_options(
+    n: c_uint,
+    options: *const c_uint,
+    values: *mut *mut c_void,
+    sm: u32,
+) -> R<Jit> {
     let mut jit = Jit {
         opts: ptx::JitOptions {
             target_sm: sm,
@@ -82,7 +87,11 @@ fn parse_options(n: c_uint, options: *const c_uint, values: *mut *mut c_void, sm
 }
 
 /// Writes `log` into a caller's log buffer and the byte count back into its size option.
-fn write_log(target: Option<(*mut c_char, usize, usize)>, values: *mut *mut c_void, log: &str) {
+pub(crate) fn write_log(
+    target: Option<(*mut c_char, usize, usize)>,
+    values: *mut *mut c_void,
+    log: &str,
+) {
     let Some((buf, len, slot)) = target else {
         return;
     };
@@ -100,7 +109,7 @@ fn write_log(target: Option<(*mut c_char, usize, usize)>, values: *mut *mut c_vo
 }
 
 /// The PTX inside `image`: text up to its NUL, or the newest usable PTX of a fatbin.
-fn ptx_text(image: *const c_void, sm: u32) -> R<String> {
+pub(crate) fn ptx_text(image: *const c_void, sm: u32) -> R<String> {
     if image.is_null() {
         return Err(code::INVALID_VALUE);
     }
@@ -208,7 +217,17 @@ fn load(
             return Err(code::INVALID_PTX);
         }
     };
-    let mut s = state::state();
+    let (_s, id) = install(state::state(), ctx, module)?;
+    out(pmod, state::handle(Kind::Module, id))
+}
+
+/// Allocates `module`'s variables in context `ctx` (with their initial values) and
+/// registers it: the module's id, and the state lock, still held.
+pub(crate) fn install(
+    mut s: std::sync::MutexGuard<'static, State>,
+    ctx: u64,
+    module: ptx::Module,
+) -> R<(std::sync::MutexGuard<'static, State>, u64)> {
     let mut addrs = Vec::with_capacity(module.globals().len());
     for g in module.globals() {
         match allocate_global(&mut s, ctx, g.size) {
@@ -241,7 +260,7 @@ fn load(
             global_addrs: Arc::new(addrs),
         },
     );
-    out(pmod, state::handle(Kind::Module, id))
+    Ok((s, id))
 }
 
 /// `cuModuleLoadData`: PTX text, or a fatbin embedding PTX. A cubin is
@@ -346,27 +365,41 @@ pub unsafe extern "C" fn cuModuleGetFunction(
             .iter()
             .position(|k| k.name == name)
             .ok_or(code::NOT_FOUND)?;
-        if let Some((fid, _)) = s
-            .functions
-            .iter()
-            .find(|(_, f)| f.module == id && f.kernel == kernel)
-        {
-            return out(pf, state::handle(Kind::Function, *fid));
-        }
-        let entry = FunctionEntry {
-            module: id,
-            ctx: m.ctx,
-            ptx: Arc::clone(&m.ptx),
-            kernel,
-            global_addrs: Arc::clone(&m.global_addrs),
-            max_dynamic_shared: DEFAULT_SHARED,
-            cache_config: 0,
-            name: Arc::new(CString::from(cname)),
-        };
-        let fid = s.next_id();
-        s.functions.insert(fid, entry);
+        let fid = function_of(&mut s, id, kernel, DEFAULT_SHARED)?;
         out(pf, state::handle(Kind::Function, fid))
     })
+}
+
+/// The function of kernel `kernel` of module `module`: the same id every time, a new
+/// one (opted in to `max_dynamic_shared` bytes of shared memory) the first time.
+pub(crate) fn function_of(
+    s: &mut State,
+    module: u64,
+    kernel: usize,
+    max_dynamic_shared: u32,
+) -> R<u64> {
+    if let Some((fid, _)) = s
+        .functions
+        .iter()
+        .find(|(_, f)| f.module == module && f.kernel == kernel)
+    {
+        return Ok(*fid);
+    }
+    let m = s.modules.get(&module).ok_or(code::INVALID_HANDLE)?;
+    let k = m.ptx.kernels().get(kernel).ok_or(code::NOT_FOUND)?;
+    let entry = FunctionEntry {
+        module,
+        ctx: m.ctx,
+        ptx: Arc::clone(&m.ptx),
+        kernel,
+        global_addrs: Arc::clone(&m.global_addrs),
+        max_dynamic_shared,
+        cache_config: 0,
+        name: Arc::new(CString::new(k.name.as_str()).map_err(|_| code::INVALID_VALUE)?),
+    };
+    let fid = s.next_id();
+    s.functions.insert(fid, entry);
+    Ok(fid)
 }
 
 /// `cuModuleGetFunctionCount`.
@@ -434,22 +467,33 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
         let (_, f) = function(&s, hfunc)?;
         let k = &f.ptx.kernels()[f.kernel];
         let dev = device_of(&s, f.ctx)?;
-        let cc = (dev.cc.0 * 10 + dev.cc.1) as c_int;
-        let v = match attr {
-            0 => k.max_threads_per_block.unwrap_or(1024).min(1024) as c_int,
-            1 => k.static_shared_bytes as c_int,
-            2 => 0,
-            3 => k.local_bytes as c_int,
-            4 => k.num_regs as c_int,
-            5 | 6 => cc,
-            7 => 0,
-            8 => f.max_dynamic_shared.saturating_sub(k.static_shared_bytes) as c_int,
-            9 => -1,
-            10..=15 => 0,
-            _ => return Err(code::INVALID_VALUE),
-        };
-        out(value, v)
+        out(value, attribute_of(dev, k, f.max_dynamic_shared, attr)?)
     })
+}
+
+/// Function attribute `attr` of kernel `k` on device `dev`, opted in to
+/// `max_dynamic_shared` bytes of shared memory.
+pub(crate) fn attribute_of(
+    dev: &Profile,
+    k: &ptx::Kernel,
+    max_dynamic_shared: u32,
+    attr: c_uint,
+) -> R<c_int> {
+    let cc = (dev.cc.0 * 10 + dev.cc.1) as c_int;
+    let v = match attr {
+        0 => k.max_threads_per_block.unwrap_or(1024).min(1024) as c_int,
+        1 => k.static_shared_bytes as c_int,
+        2 => 0,
+        3 => k.local_bytes as c_int,
+        4 => k.num_regs as c_int,
+        5 | 6 => cc,
+        7 => 0,
+        8 => max_dynamic_shared.saturating_sub(k.static_shared_bytes) as c_int,
+        9 => -1,
+        10..=15 => 0,
+        _ => return Err(code::INVALID_VALUE),
+    };
+    Ok(v)
 }
 
 /// `cuFuncSetAttribute`: the dynamic shared memory opt-in and the carveout preference.

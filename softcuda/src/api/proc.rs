@@ -7,6 +7,7 @@
 //! — the real driver would silently hand back an older ABI instead.
 
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
+use super::{library::*, link::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -228,6 +229,25 @@ exports! {
     "cuStreamGetCaptureInfo" @ 11030 => cuStreamGetCaptureInfo_v2,
     "cuStreamGetCaptureInfo" @ 12030 => cuStreamGetCaptureInfo_v3,
     "cuThreadExchangeStreamCaptureMode" @ 10010 => cuThreadExchangeStreamCaptureMode,
+    "cuLinkCreate" @ 6050 => cuLinkCreate_v2,
+    "cuLinkAddData" @ 6050 => cuLinkAddData_v2,
+    "cuLinkAddFile" @ 6050 => cuLinkAddFile_v2,
+    "cuLinkComplete" @ 5050 => cuLinkComplete,
+    "cuLinkDestroy" @ 5050 => cuLinkDestroy,
+    "cuLibraryLoadData" @ 12000 => cuLibraryLoadData,
+    "cuLibraryLoadFromFile" @ 12000 => cuLibraryLoadFromFile,
+    "cuLibraryUnload" @ 12000 => cuLibraryUnload,
+    "cuLibraryGetKernel" @ 12000 => cuLibraryGetKernel,
+    "cuLibraryGetKernelCount" @ 12040 => cuLibraryGetKernelCount,
+    "cuLibraryEnumerateKernels" @ 12040 => cuLibraryEnumerateKernels,
+    "cuLibraryGetModule" @ 12000 => cuLibraryGetModule,
+    "cuLibraryGetGlobal" @ 12000 => cuLibraryGetGlobal,
+    "cuKernelGetFunction" @ 12000 => cuKernelGetFunction,
+    "cuKernelGetName" @ 12030 => cuKernelGetName,
+    "cuKernelGetLibrary" @ 12050 => cuKernelGetLibrary,
+    "cuKernelGetParamInfo" @ 12040 => cuKernelGetParamInfo,
+    "cuKernelGetAttribute" @ 12000 => cuKernelGetAttribute,
+    "cuKernelSetAttribute" @ 12000 => cuKernelSetAttribute,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

@@ -109,12 +109,6 @@ unimplemented_functions! {
     cuImportExternalSemaphore
     cuIpcGetEventHandle
     cuIpcOpenEventHandle
-    cuKernelGetAttribute
-    cuKernelGetFunction
-    cuKernelGetLibrary
-    cuKernelGetName
-    cuKernelGetParamInfo
-    cuKernelSetAttribute
     cuKernelSetCacheConfig
     cuLaunch
     cuLaunchCooperativeKernel
@@ -122,21 +116,8 @@ unimplemented_functions! {
     cuLaunchGrid
     cuLaunchGridAsync
     cuLaunchKernelEx
-    cuLibraryEnumerateKernels
-    cuLibraryGetGlobal
-    cuLibraryGetKernel
-    cuLibraryGetKernelCount
     cuLibraryGetManaged
-    cuLibraryGetModule
     cuLibraryGetUnifiedFunction
-    cuLibraryLoadData
-    cuLibraryLoadFromFile
-    cuLibraryUnload
-    cuLinkAddData_v2
-    cuLinkAddFile_v2
-    cuLinkComplete
-    cuLinkCreate_v2
-    cuLinkDestroy
     cuLogsCurrent
     cuLogsDumpToFile
     cuLogsDumpToMemory

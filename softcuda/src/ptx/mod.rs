@@ -38,13 +38,14 @@
 //! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile.rs` (checks and
 //! lowering to `ir.rs` operations), `arith.rs` (numeric semantics), `exec.rs` (the
 //! scheduler and interpreter loop), `printf.rs` (device `printf`), `log.rs`
-//! (ptxas-style logs).
+//! (ptxas-style logs), `link.rs` (the linker of several units, `cuLink*`).
 
 mod arith;
 mod compile;
 mod exec;
 mod ir;
 mod lex;
+pub mod link;
 mod log;
 mod parse;
 mod printf;
@@ -161,7 +162,11 @@ impl Module {
     /// Parses, checks and compiles PTX text. On success returns the module and the
     /// info log (empty unless `opts.verbose`); on failure the error log. Both logs
     /// are in ptxas's format.
+    /// A linked image (`link::image`) is linked again from its units.
     pub fn load(text: &str, opts: &JitOptions) -> Result<(Module, String), String> {
+        if let Some(units) = link::parse_image(text) {
+            return link::link(&units, opts);
+        }
         let toks = lex::tokenize(text).map_err(|e| log::error_log(&[e]))?;
         let (ast, errors) = parse::parse(&toks);
         if !errors.is_empty() {

@@ -1,0 +1,346 @@
+//! Context-independent loading (`cuLibrary*`, `cuKernel*`): a [`Library`] is loaded
+//! once for the process, its [`Kernel`]s are declared with their typed signature,
+//! and each kernel gives a [`Function`] in whichever context is current — launched
+//! exactly like a module's.
+//!
+//! Lifetimes. A `Library` belongs to its [`Driver`] (which is `'static`), not to a
+//! context: it has no lifetime parameter and lives until dropped (`cuLibraryUnload`).
+//! A `Kernel<'lib, S>` borrows its library, so the library cannot be unloaded while
+//! a kernel handle exists (CF24). [`Kernel::function`] materialises the kernel in the
+//! current context and returns a `Function<'a, S>` that borrows both the library and
+//! that context's [`CurrentContext`] token: it cannot outlive either (CF24, and the
+//! token rules CF2/CF3 — inside a pushed context, the outer context's functions are
+//! unusable). A library's variables exist once per context: [`Library::global`] is
+//! the current context's copy, borrowing the library and the token the same way.
+//! A library of one driver used with another driver's context is
+//! [`CudaError::ForeignDriver`].
+//!
+//! Like modules, libraries, kernels and functions are neither `Send` nor `Sync`.
+//!
+//! Signatures are checked as for [`Module::function`](crate::module::Module::function):
+//! at [`Library::kernel`], against `cuKernelGetParamInfo` (drivers 12.4+) or, for a
+//! library loaded from PTX text, the `.entry` parameter list.
+
+use crate::context::CurrentContext;
+use crate::device::Device;
+use crate::error::{CudaError, check};
+use crate::jit::{JitCall, JitLog, JitOptions};
+use crate::launch::Signature;
+use crate::loader::Driver;
+use crate::memory::DeviceCopy;
+use crate::module::image::{Image, image_kind, invalid};
+use crate::module::{
+    DeviceGlobal, Function, aligned_copy, check_signature, collect_params, entry_params,
+};
+use crate::sys::{CUfunction, CUfunction_attribute, CUkernel, CUlibrary, CUresult};
+use crate::version::DriverVersion;
+use core::ffi::{CStr, c_char, c_uint};
+use core::marker::PhantomData;
+use std::ffi::CString;
+use std::path::Path;
+
+/// A loaded library, independent of contexts. Unloaded on drop.
+pub struct Library {
+    driver: &'static Driver,
+    raw: CUlibrary,
+    info: JitLog,
+    /// The PTX text, kept to check kernel signatures when the driver cannot.
+    ptx: Option<String>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Driver {
+    /// Loads a library: a cubin (ELF), a fatbin, or PTX text, told apart and checked
+    /// as module images are
+    /// ([`CurrentContext::load_module`](crate::CurrentContext::load_module)). No
+    /// context is needed. A JIT failure is [`CudaError::JitFailed`] with its log.
+    pub fn load_library(
+        &'static self,
+        image: &[u8],
+        options: &JitOptions,
+    ) -> Result<Library, CudaError> {
+        let ptx = match image_kind(image)? {
+            Image::Ptx => {
+                let text = core::str::from_utf8(image)
+                    .map_err(|_| invalid("neither a cubin, a fatbin, nor PTX text (UTF-8)"))?
+                    .trim_end_matches('\0');
+                if text.contains('\0') {
+                    return Err(invalid("PTX text must not contain NUL characters"));
+                }
+                Some(text.to_owned())
+            }
+            Image::Cubin | Image::Fatbin => None,
+        };
+        let aligned = aligned_copy(image);
+        let mut jit = JitCall::new(options);
+        let mut raw = CUlibrary::NULL;
+        // SAFETY: a NUL-terminated, 8-byte aligned copy of an image checked above;
+        // `JitCall` holds keys and values of the same length and log buffers of the
+        // sizes it announces, alive during the call; no library options.
+        let r = unsafe {
+            self.table().cuLibraryLoadData()?(
+                &mut raw,
+                aligned.as_ptr().cast(),
+                jit.keys(),
+                jit.values(),
+                jit.len(),
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                0,
+            )
+        };
+        if r != CUresult::CUDA_SUCCESS {
+            return Err(jit.failure(r));
+        }
+        Ok(Library {
+            driver: self,
+            raw,
+            info: jit.info_log(),
+            ptx,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Loads the library in the file at `path` (see [`load_library`](Driver::load_library)).
+    pub fn load_library_file(
+        &'static self,
+        path: impl AsRef<Path>,
+        options: &JitOptions,
+    ) -> Result<Library, CudaError> {
+        let path = path.as_ref();
+        let image = std::fs::read(path).map_err(|e| CudaError::ReadFile {
+            path: path.to_owned(),
+            kind: e.kind(),
+        })?;
+        self.load_library(&image, options)
+    }
+}
+
+fn c_name(name: &str) -> Result<CString, CudaError> {
+    CString::new(name).map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+}
+
+/// Refuses a context of another driver than `driver`.
+fn same_driver(driver: &'static Driver, ctx: &CurrentContext<'_>) -> Result<(), CudaError> {
+    if core::ptr::eq(driver, ctx.driver()) {
+        Ok(())
+    } else {
+        Err(CudaError::ForeignDriver)
+    }
+}
+
+impl Library {
+    /// The driver's handle.
+    pub fn raw(&self) -> CUlibrary {
+        self.raw
+    }
+
+    /// What the JIT reported when loading (with `JitOptions::verbose`).
+    pub fn info_log(&self) -> &JitLog {
+        &self.info
+    }
+
+    /// The number of kernels (`cuLibraryGetKernelCount`, drivers 12.4+).
+    pub fn kernel_count(&self) -> Result<usize, CudaError> {
+        let mut n: c_uint = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { self.driver.table().cuLibraryGetKernelCount()?(&mut n, self.raw) })?;
+        Ok(n as usize)
+    }
+
+    /// The kernels' names, in the library's order (`cuLibraryEnumerateKernels` and
+    /// `cuKernelGetName`, drivers 12.4+).
+    pub fn kernel_names(&self) -> Result<Vec<String>, CudaError> {
+        let n = self.kernel_count()?;
+        let mut handles = vec![CUkernel::NULL; n];
+        let count = c_uint::try_from(n)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        // SAFETY: room for `n` handles.
+        check(unsafe {
+            self.driver.table().cuLibraryEnumerateKernels()?(handles.as_mut_ptr(), count, self.raw)
+        })?;
+        handles
+            .into_iter()
+            .map(|k| kernel_name(self.driver, k))
+            .collect()
+    }
+
+    /// The kernel `name`, declared with its parameter types `S`, checked against
+    /// `cuKernelGetParamInfo` or the PTX `.entry` list: a different count, size or
+    /// offset is [`CudaError::SignatureMismatch`]. Neither at hand (a binary image on a
+    /// driver older than 12.4) is [`CudaError::NotSupported`]; use
+    /// [`kernel_unchecked`](Library::kernel_unchecked) there.
+    ///
+    /// # Safety
+    /// The contract of [`Module::function`](crate::module::Module::function), for every
+    /// function this kernel gives, in every context.
+    pub unsafe fn kernel<S: Signature>(&self, name: &str) -> Result<Kernel<'_, S>, CudaError> {
+        // SAFETY: the caller's promise, forwarded; the layout is checked below before
+        // the kernel is returned.
+        let k = unsafe { self.kernel_unchecked::<S>(name)? };
+        let actual = match (
+            self.driver.table().cuKernelGetParamInfo(),
+            self.ptx.as_deref(),
+        ) {
+            (Ok(info), _) => {
+                // SAFETY: a kernel of this library and valid out-pointers; an index
+                // past the last is INVALID_VALUE.
+                collect_params(|i, o, s| unsafe { info(k.raw, i, o, s) })?
+            }
+            (Err(_), Some(ptx)) => entry_params(ptx, name).ok_or(invalid(
+                "the kernel's `.entry` parameter list in the PTX text could not be read",
+            ))?,
+            (Err(_), None) => {
+                return Err(CudaError::NotSupported {
+                    function: "cuKernelGetParamInfo",
+                    needs: DriverVersion::new(12, 4),
+                });
+            }
+        };
+        check_signature::<S>(name, &actual)?;
+        Ok(k)
+    }
+
+    /// The kernel `name`, declared with its parameter types `S` and not checked.
+    ///
+    /// # Safety
+    /// As for [`kernel`](Library::kernel), and `S` must match the kernel's parameter
+    /// list exactly: count, sizes and offsets.
+    pub unsafe fn kernel_unchecked<S: Signature>(
+        &self,
+        name: &str,
+    ) -> Result<Kernel<'_, S>, CudaError> {
+        let cname = c_name(name)?;
+        let mut raw = CUkernel::NULL;
+        // SAFETY: a valid out-pointer and NUL-terminated name.
+        check(unsafe {
+            self.driver.table().cuLibraryGetKernel()?(&mut raw, self.raw, cname.as_ptr())
+        })?;
+        Ok(Kernel {
+            driver: self.driver,
+            raw,
+            name: name.to_owned(),
+            _lib: PhantomData,
+            _s: PhantomData,
+        })
+    }
+
+    /// The current context's copy of the variable `name`, typed `T` (its size must be
+    /// `size_of::<T>()`: [`CudaError::GlobalSizeMismatch`] otherwise). Borrows the
+    /// library and the context token.
+    pub fn global<'a, T: DeviceCopy>(
+        &'a self,
+        ctx: &'a CurrentContext<'_>,
+        name: &str,
+    ) -> Result<DeviceGlobal<'a, T>, CudaError> {
+        same_driver(self.driver, ctx)?;
+        let cname = c_name(name)?;
+        let (mut ptr, mut bytes) = (0, 0usize);
+        // SAFETY: valid out-pointers and a NUL-terminated name; `ctx` is current.
+        check(unsafe {
+            self.driver.table().cuLibraryGetGlobal()?(
+                &mut ptr,
+                &mut bytes,
+                self.raw,
+                cname.as_ptr(),
+            )
+        })?;
+        DeviceGlobal::from_raw(self.driver, name, ptr, bytes)
+    }
+}
+
+fn kernel_name(driver: &'static Driver, k: CUkernel) -> Result<String, CudaError> {
+    let mut p: *const c_char = core::ptr::null();
+    // SAFETY: a valid out-pointer.
+    check(unsafe { driver.table().cuKernelGetName()?(&mut p, k) })?;
+    if p.is_null() {
+        return Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE));
+    }
+    // SAFETY: the driver's NUL-terminated name, valid while the library is loaded
+    // (it is: the caller borrows it); copied at once.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        if let Ok(unload) = self.driver.table().cuLibraryUnload() {
+            // SAFETY: this value owns the library; its kernels, functions and globals
+            // borrow it, so none is alive.
+            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
+            if check(r).is_err() {
+                tracing::warn!(?r, "cuLibraryUnload failed");
+            }
+        }
+    }
+}
+
+/// A kernel of a library, with its declared signature `S`. Borrows its library (CF24).
+pub struct Kernel<'lib, S: Signature> {
+    driver: &'static Driver,
+    raw: CUkernel,
+    name: String,
+    _lib: PhantomData<(&'lib Library, *const ())>,
+    _s: PhantomData<fn(S)>,
+}
+
+impl<'lib, S: Signature> Kernel<'lib, S> {
+    /// The driver's handle.
+    pub fn raw(&self) -> CUkernel {
+        self.raw
+    }
+
+    /// Its name, as looked up.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kernel in the current context (materialised there on first use): a
+    /// function launched like a module's, which cannot outlive the library nor the
+    /// context token (CF24). [`CudaError::ForeignDriver`] for another driver's context.
+    pub fn function<'a>(&self, ctx: &'a CurrentContext<'_>) -> Result<Function<'a, S>, CudaError>
+    where
+        'lib: 'a,
+    {
+        same_driver(self.driver, ctx)?;
+        let mut raw = CUfunction::NULL;
+        // SAFETY: a valid out-pointer; `ctx` is current.
+        check(unsafe { self.driver.table().cuKernelGetFunction()?(&mut raw, self.raw) })?;
+        // The signature was checked (or promised) when this kernel was declared.
+        Ok(Function::from_raw(self.driver, raw))
+    }
+
+    /// A function attribute of the kernel on `device` (`cuKernelGetAttribute`).
+    pub fn attribute(&self, attr: CUfunction_attribute, device: &Device) -> Result<i32, CudaError> {
+        if !core::ptr::eq(self.driver, device.driver()) {
+            return Err(CudaError::ForeignDriver);
+        }
+        let mut v = 0;
+        // SAFETY: a valid out-pointer; plain values.
+        check(unsafe {
+            self.driver.table().cuKernelGetAttribute()?(&mut v, attr, self.raw, device.raw())
+        })?;
+        Ok(v)
+    }
+
+    /// Lets launches of this kernel's functions on `device` (in every context of it)
+    /// use up to `bytes` of dynamic shared memory (`cuKernelSetAttribute`).
+    pub fn set_max_dynamic_shared_memory(
+        &self,
+        device: &Device,
+        bytes: u32,
+    ) -> Result<(), CudaError> {
+        if !core::ptr::eq(self.driver, device.driver()) {
+            return Err(CudaError::ForeignDriver);
+        }
+        let v = i32::try_from(bytes)
+            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: plain values.
+        check(unsafe {
+            self.driver.table().cuKernelSetAttribute()?(attr, v, self.raw, device.raw())
+        })
+    }
+}
+
+static_assertions::assert_not_impl_any!(Library: Send, Sync);
+static_assertions::assert_not_impl_any!(Kernel<'static, (u32,)>: Send, Sync);
