@@ -17,8 +17,9 @@
 //!   [`memory`] (device buffers and views), [`pinned`] (page-locked host memory),
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
 //!   the structured log), [`launch`] (typed kernel arguments, which reach the
-//!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
-//!   launch — each state a type).
+//!   kernel as slices), [`graph`] (CUDA graphs: capture or build, instantiate,
+//!   launch — each state a type) and [`tensor_map`] (TMA descriptors, every documented
+//!   rule checked before the driver sees them).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -49,6 +50,7 @@ mod ptx_params;
 pub mod stream;
 pub mod sys;
 pub mod table;
+pub mod tensor_map;
 pub mod version;
 
 pub use context::{Context, CurrentContext, PrimaryContext, PrimaryState};

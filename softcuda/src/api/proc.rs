@@ -7,6 +7,7 @@
 //! — the real driver would silently hand back an older ABI instead.
 
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
+use super::tensor_map::*;
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -228,6 +229,10 @@ exports! {
     "cuStreamGetCaptureInfo" @ 11030 => cuStreamGetCaptureInfo_v2,
     "cuStreamGetCaptureInfo" @ 12030 => cuStreamGetCaptureInfo_v3,
     "cuThreadExchangeStreamCaptureMode" @ 10010 => cuThreadExchangeStreamCaptureMode,
+    "cuTensorMapEncodeTiled" @ 12000 => cuTensorMapEncodeTiled,
+    "cuTensorMapEncodeIm2col" @ 12000 => cuTensorMapEncodeIm2col,
+    "cuTensorMapEncodeIm2colWide" @ 12080 => cuTensorMapEncodeIm2colWide,
+    "cuTensorMapReplaceAddress" @ 12000 => cuTensorMapReplaceAddress,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying
