@@ -530,8 +530,12 @@ fn swizzle_bytes(s: Sw) -> u64 {
 /// Every rule of the header on the descriptor's parameters (not its address).
 fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
     let known = |name: Option<&str>, parameter, what: &str| {
-        name.map(|_| ())
-            .ok_or_else(|| refuse(parameter, format!("not a {what} the CUDA 12.9 header defines")))
+        name.map(|_| ()).ok_or_else(|| {
+            refuse(
+                parameter,
+                format!("not a {what} the CUDA 12.9 header defines"),
+            )
+        })
     };
     known(l.dtype.name(), "tensorDataType", "CUtensorMapDataType")?;
     known(l.interleave.name(), "interleave", "CUtensorMapInterleave")?;
@@ -579,7 +583,10 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
     if align16b(l.dtype) && dim0 % 128 != 0 {
         return Err(refuse(
             "globalDim",
-            format!("globalDim[0] must be a multiple of 128 for {:?}; got {dim0}", l.dtype),
+            format!(
+                "globalDim[0] must be a multiple of 128 for {:?}; got {dim0}",
+                l.dtype
+            ),
         ));
     }
     if l.dtype == Dt::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B && dim0 % 2 != 0 {
@@ -649,7 +656,8 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
     }
 
     // interleave and swizzle
-    if l.interleave == Il::CU_TENSOR_MAP_INTERLEAVE_32B && l.swizzle != Sw::CU_TENSOR_MAP_SWIZZLE_32B
+    if l.interleave == Il::CU_TENSOR_MAP_INTERLEAVE_32B
+        && l.swizzle != Sw::CU_TENSOR_MAP_SWIZZLE_32B
     {
         return Err(refuse(
             "swizzle",
@@ -794,7 +802,10 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
                 box_size(d, lo, up, "pixelBoxUpperCorner")?;
             }
             check_pixels(l.dtype, *channels, *pixels, 1024)?;
-            ("channelsPerPixel", inner_bytes(l.dtype, u64::from(*channels)))
+            (
+                "channelsPerPixel",
+                inner_bytes(l.dtype, u64::from(*channels)),
+            )
         }
         Shape::Im2colWide {
             lower,
@@ -827,7 +838,10 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
                 1024
             };
             check_pixels(l.dtype, *channels, *pixels, limit)?;
-            ("channelsPerPixel", inner_bytes(l.dtype, u64::from(*channels)))
+            (
+                "channelsPerPixel",
+                inner_bytes(l.dtype, u64::from(*channels)),
+            )
         }
     };
     let span = swizzle_bytes(l.swizzle);

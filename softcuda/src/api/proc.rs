@@ -6,8 +6,8 @@
 //! driver version, or softcuda does not implement that ABI, the answer is "not found"
 //! — the real driver would silently hand back an older ABI instead.
 
-use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::tensor_map::*;
+use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
