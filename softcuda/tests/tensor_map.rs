@@ -482,28 +482,33 @@ fn a_kernel_receives_the_descriptor_by_value() {
 #[test]
 fn tma_instructions_are_not_executed_a_module_using_them_fails_to_load() {
     let _g = serial();
-    let ptx = "\
-.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .align 64 .b8 k_0[128])
-{
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<4>;
-	.shared .align 128 .b8 sh[1024];
-	.shared .align 8 .b64 bar;
-	mov.u64 %rd1, k_0;
-	mov.u32 %r1, 0;
-	cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [sh], [%rd1, {%r1, %r1}], [bar];
-	ret;
-}
-\0";
+    let instructions = [
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [sh], [%rd1, {%r1, %r1}], [bar];",
+        "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1, %r1}], [sh];",
+        "tensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;",
+    ];
     with_memory(|_| {
-        let mut module = std::ptr::null_mut();
-        // SAFETY: a NUL-terminated image and a valid out-pointer.
-        let r = unsafe { cuModuleLoadData(&mut module, ptx.as_ptr().cast()) };
-        assert_eq!(r, code::INVALID_PTX, "a TMA copy must not load as if it ran");
-        assert!(module.is_null());
+        // The same module without a TMA instruction loads: the refusal is the instruction's.
+        for inst in std::iter::once("").chain(instructions) {
+            let ptx = format!(
+                ".version 8.3\n.target sm_90a\n.address_size 64\n\
+                 .visible .entry k(.param .align 64 .b8 k_0[128])\n{{\n\
+                 .reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+                 .shared .align 128 .b8 sh[1024];\n.shared .align 8 .b64 bar;\n\
+                 mov.u64 %rd1, k_0;\nmov.u64 %rd2, 0;\nmov.u32 %r1, 0;\n{inst}\nret;\n}}\n\0"
+            );
+            let mut module = std::ptr::null_mut();
+            // SAFETY: a NUL-terminated image and a valid out-pointer.
+            let r = unsafe { cuModuleLoadData(&mut module, ptx.as_ptr().cast()) };
+            if inst.is_empty() {
+                ok(r);
+                // SAFETY: the module just loaded.
+                ok(unsafe { cuModuleUnload(module) });
+                continue;
+            }
+            assert_eq!(r, code::INVALID_PTX, "{inst} must not load as if it ran");
+            assert!(module.is_null());
+        }
     });
     no_leaks();
 }
