@@ -753,7 +753,7 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
                 ));
             }
             let bytes = inner_bytes(l.dtype, u64::from(b0));
-            if !interleaved && bytes % 16 != 0 {
+            if !interleaved && !bytes.is_multiple_of(16) {
                 return Err(refuse(
                     "boxDim",
                     format!(
@@ -902,7 +902,7 @@ fn check_memory(l: &Layout, address: CUdeviceptr, bytes: u64) -> Result<(), Cuda
     } else {
         16
     };
-    if address % align != 0 {
+    if !address.is_multiple_of(align) {
         return Err(refuse(
             "globalAddress",
             format!("must be {align}-byte aligned; got {address:#x}"),

@@ -27,8 +27,8 @@
 //! | 16..24   | globalAddress |
 //! | 24..64   | globalDim[0..5], u64 each (unused ones 0) |
 //! | 64..96   | globalStrides[0..4], u64 each |
-//! | 96..101  | boxDim[i] − 1, u8 each (tiled) |
-//! | 101..106 | elementStrides[i], u8 each |
+//! | 96..101  | `boxDim[i] − 1`, u8 each (tiled) |
+//! | 101..106 | `elementStrides[i]`, u8 each |
 //! | 106..112 | pixelBoxLowerCorner[0..3], i16 each (im2col-wide: the width offset first) |
 //! | 112..118 | pixelBoxUpperCorner[0..3], i16 each |
 //! | 118..128 | zero |
@@ -142,7 +142,10 @@ impl Common {
         ensure(self.oob <= 1)?;
         ensure((min_rank..=5).contains(&self.rank))?;
         ensure(self.interleave == INTERLEAVE_NONE || self.rank >= 3)?;
-        ensure(self.address % address_align(self.dtype, self.interleave) == 0)?;
+        ensure(
+            self.address
+                .is_multiple_of(address_align(self.dtype, self.interleave)),
+        )?;
         ensure(self.dims.iter().all(|&d| (1..=1u64 << 32).contains(&d)))?;
         let d0 = self.dims.first().copied().unwrap_or(0);
         if is_align16b(self.dtype) {
@@ -254,7 +257,7 @@ unsafe fn common(
 
 /// Writes `bytes` to the caller's descriptor, which must be 64-byte aligned.
 fn store(map: *mut c_void, bytes: &[u8; 128]) -> R {
-    ensure(!map.is_null() && (map as usize) % 64 == 0)?;
+    ensure(!map.is_null() && (map as usize).is_multiple_of(64))?;
     // SAFETY: a non-null `CUtensorMap *` points to 128 writable bytes (the C contract).
     unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), map.cast::<u8>(), 128) };
     Ok(())
@@ -305,7 +308,7 @@ pub unsafe extern "C" fn cuTensorMapEncodeTiled(
             ensure(b0 == 128)?;
         }
         let inner = inner_bytes(c.dtype, b0);
-        ensure(c.interleave != INTERLEAVE_NONE || inner % 16 == 0)?;
+        ensure(c.interleave != INTERLEAVE_NONE || inner.is_multiple_of(16))?;
         c.check_inner(inner)?;
         let mut b = c.encode(KIND_TILED);
         for (i, x) in boxes.iter().enumerate() {
@@ -453,13 +456,15 @@ pub unsafe extern "C" fn cuTensorMapReplaceAddress(
 ) -> CUresult {
     api!("cuTensorMapReplaceAddress", {
         state::current_ctx(&state::state())?;
-        ensure(!tensor_map.is_null() && (tensor_map as usize) % 64 == 0 && !address.is_null())?;
+        ensure(
+            !tensor_map.is_null() && (tensor_map as usize).is_multiple_of(64) && !address.is_null(),
+        )?;
         let mut b = [0u8; 128];
         // SAFETY: a non-null, aligned `CUtensorMap *` points to 128 readable bytes.
         unsafe { core::ptr::copy_nonoverlapping(tensor_map.cast::<u8>(), b.as_mut_ptr(), 128) };
         ensure(&b[0..4] == MAGIC && (KIND_TILED..=KIND_WIDE).contains(&b[4]))?;
         let address = address as u64;
-        ensure(address % address_align(c_uint::from(b[6]), c_uint::from(b[7])) == 0)?;
+        ensure(address.is_multiple_of(address_align(c_uint::from(b[6]), c_uint::from(b[7]))))?;
         b[16..24].copy_from_slice(&address.to_le_bytes());
         store(tensor_map, &b)
     })
