@@ -21,6 +21,7 @@ use oxicuda_driver::tensor_map::{TensorMap, TensorMapIn, TensorMapOut};
 use oxicuda_driver::{CudaError, CurrentContext};
 
 const KERNEL: &str = include_str!("../kernels/handwritten_tensor_map.ptx");
+const NVRTC_KERNEL: &str = include_str!("../kernels/tensor_map.ptx");
 
 /// A tiled map's parameters, as the C function takes them.
 #[derive(Clone)]
@@ -161,6 +162,33 @@ fn a_valid_tiled_map_encodes_and_reaches_a_kernel_whole_and_aligned() {
         let got = out.to_vec()?;
         assert_eq!(&got[..16], &raw[..]);
         assert_eq!(got[16], 0xC0FFEE);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_grid_constant_map_compiled_by_nvrtc_is_read_by_index() {
+    on_device0(|cur| {
+        let buf = cur.alloc::<u8>(BYTES)?;
+        let map = tiled().encode(cur, &buf)?;
+        // What NVRTC emits for `const __grid_constant__ CUtensorMap`.
+        assert_eq!(
+            entry_params(NVRTC_KERNEL, "copy_grid_constant_map"),
+            Some(vec![(0, 4), (64, 128), (192, 16)])
+        );
+        let module = cur.load_ptx(NVRTC_KERNEL, &JitOptions::default())?;
+        // SAFETY: kernels/tensor_map.cu: writes `out` below its length only, and reads
+        // the map's bytes, nothing through it.
+        let k =
+            unsafe { module.function::<(u32, TensorMapIn, Out<u64>)>("copy_grid_constant_map")? };
+        let mut out = cur.alloc::<u64>(17)?;
+        out.zero()?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        k.launch(&stream, 1, 32, 0, (9u32, &map, &mut out))?;
+        stream.synchronize()?;
+        let got = out.to_vec()?;
+        assert_eq!(&got[..16], &map.as_raw().opaque[..]);
+        assert_eq!(got[16], 9);
         Ok(())
     });
 }
