@@ -194,6 +194,35 @@ fn a_grid_constant_map_compiled_by_nvrtc_is_read_by_index() {
 }
 
 #[test]
+fn a_graph_kernel_node_takes_a_map() {
+    on_device0(|cur| {
+        let mut buf = cur.alloc::<u8>(BYTES)?;
+        let t = tiled();
+        let map = TensorMap::tiled(t.dtype, &mut buf, &t.dims, &t.strides, &t.boxes, &t.es)
+            .encode(cur)?;
+        let module = cur.load_ptx(KERNEL, &JitOptions::default())?;
+        // SAFETY: as in the first test.
+        let load = unsafe { module.function::<(u32, TensorMapIn, Out<u64>)>("copy_tensor_map")? };
+        // SAFETY: as above; storing through the map would be allowed, and is not done.
+        let store = unsafe { module.function::<(u32, TensorMapOut, Out<u64>)>("copy_tensor_map")? };
+        let (a, b) = (cur.alloc::<u64>(17)?, cur.alloc::<u64>(17)?);
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        {
+            let mut g = cur.create_graph()?;
+            let first = g.add_kernel(&[], &load, 1, 1, 0, (5u32, &map, &a))?;
+            g.add_kernel(&[first.node()], &store, 1, 1, 0, (6u32, &map, &b))?;
+            let exec = g.instantiate()?;
+            stream.scope(|s| s.launch_graph(&exec))??;
+        }
+        let words = map.as_raw().opaque;
+        let (a, b) = (a.to_vec()?, b.to_vec()?);
+        assert_eq!((&a[..16], a[16]), (&words[..], 5));
+        assert_eq!((&b[..16], b[16]), (&words[..], 6));
+        Ok(())
+    });
+}
+
+#[test]
 fn a_read_write_map_passes_for_a_tensor_map_out_parameter() {
     on_device0(|cur| {
         let mut buf = cur.alloc::<f32>(BYTES / 4)?;
