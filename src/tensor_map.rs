@@ -44,6 +44,19 @@
 //! must not exceed the memory's bytes — the TMA unit clips every access to the
 //! tensor's bounds, so a kernel using the map cannot reach past the allocation.
 //!
+//! ```compile_fail
+//! # use oxicuda_driver::{CurrentContext, sys::CUtensorMapDataType as Dt, tensor_map::TensorMap};
+//! # fn f(cur: &CurrentContext<'_>) {
+//! // CF28: the map outlives the buffer it describes.
+//! let map = {
+//!     let mut buf = cur.alloc::<f32>(1024).unwrap();
+//!     TensorMap::tiled(Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, &mut buf, &[64, 16], &[256], &[16, 16], &[1, 1])
+//!         .encode(cur)
+//! };
+//! # drop(map);
+//! # }
+//! ```
+//!
 //! # Passing a map to a kernel
 //!
 //! A kernel declares a tensor-map parameter as [`TensorMapIn`] (the kernel only loads
