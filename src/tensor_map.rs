@@ -814,7 +814,7 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
             for ((&lo, &up), &d) in lower.iter().zip(upper).zip(l.dims.iter().skip(1)) {
                 box_size(d, lo, up, "pixelBoxUpperCorner")?;
             }
-            check_pixels(l.dtype, *channels, *pixels, 1024)?;
+            check_pixels(l.dtype, *channels, *pixels, Some(1024))?;
             (
                 "channelsPerPixel",
                 inner_bytes(l.dtype, u64::from(*channels)),
@@ -845,11 +845,8 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
                 "pixelBoxUpperCornerWidth",
             )?;
             // pixelsPerColumn is ignored in W128 mode.
-            let limit = if *mode == CUtensorMapIm2ColWideMode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 {
-                u32::MAX
-            } else {
-                1024
-            };
+            let limit = (*mode != CUtensorMapIm2ColWideMode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128)
+                .then_some(1024);
             check_pixels(l.dtype, *channels, *pixels, limit)?;
             (
                 "channelsPerPixel",
@@ -885,8 +882,13 @@ fn box_size(dim: u64, lower: i32, upper: i32, parameter: &'static str) -> Result
 }
 
 /// `channelsPerPixel` (1 to 256; 128 for the `ALIGN16B` types) and `pixelsPerColumn`
-/// (1 to `limit`).
-fn check_pixels(dtype: Dt, channels: u32, pixels: u32, limit: u32) -> Result<(), CudaError> {
+/// (1 to `limit`; not checked without a limit).
+fn check_pixels(
+    dtype: Dt,
+    channels: u32,
+    pixels: u32,
+    limit: Option<u32>,
+) -> Result<(), CudaError> {
     if !(1..=256).contains(&channels) {
         return Err(refuse(
             "channelsPerPixel",
@@ -899,7 +901,9 @@ fn check_pixels(dtype: Dt, channels: u32, pixels: u32, limit: u32) -> Result<(),
             format!("must be 128 for {dtype:?}; got {channels}"),
         ));
     }
-    if !(1..=limit).contains(&pixels) {
+    if let Some(limit) = limit
+        && !(1..=limit).contains(&pixels)
+    {
         return Err(refuse(
             "pixelsPerColumn",
             format!("must be 1 to {limit}; got {pixels}"),

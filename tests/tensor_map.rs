@@ -1091,7 +1091,13 @@ fn im2col_wide_maps_need_compute_capability_10_and_keep_their_rules() {
             assert_eq!(&b[0].to_le_bytes()[..7], b"SCTM\x03\x03\x06");
         }
         drop(map);
-        // W128 ignores pixelsPerColumn.
+        // W128 ignores pixelsPerColumn (0 or over 1024).
+        Wide {
+            pixels: 0,
+            mode: Mode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128,
+            ..wide()
+        }
+        .encode(cur, &mut buf)?;
         Wide {
             pixels: 5000,
             mode: Mode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128,

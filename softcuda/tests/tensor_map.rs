@@ -350,7 +350,8 @@ fn im2col_descriptors_and_their_rules() {
         ok(wide(map, p, -2, 2, 64, 0, 3));
         assert_eq!(&m.0[4..12], &[3, 3, F16 as u8, 0, 3, 0, 0, 0]);
         assert_eq!(&m.0[106..108], &[0xfe, 0xff]);
-        ok(wide(map, p, 0, 0, 5000, 1, 2)); // W128 ignores pixelsPerColumn
+        ok(wide(map, p, 0, 0, 0, 1, 2)); // W128 ignores pixelsPerColumn
+        ok(wide(map, p, 0, 0, 5000, 1, 2));
         assert_eq!(&m.0[11..16], &[1, 32, 0, 0, 0]);
         for (what, r) in [
             ("no swizzle", wide(map, p, 0, 0, 64, 0, 0)),
