@@ -3,7 +3,9 @@
 //! A kernel's signature is a tuple of parameter kinds (up to 16): [`In<T>`] (device
 //! memory the kernel reads), [`Out<T>`] (device memory it writes) and values passed
 //! by value — numbers, or your own `#[repr(C)]` structs that implement
-//! [`DeviceCopy`]. A launch takes a tuple of arguments, one per parameter, each
+//! [`DeviceCopy`] — or tensor maps ([`TensorMapIn`](crate::tensor_map::TensorMapIn),
+//! [`TensorMapOut`](crate::tensor_map::TensorMapOut): 128 bytes aligned to 64, passed
+//! as `&map`/`&mut map`). A launch takes a tuple of arguments, one per parameter, each
 //! checked by the compiler ([`Arg`]): for `In<T>`, `&buffer` or a [`DeviceSlice<T>`];
 //! for `Out<T>`, `&mut buffer` or a [`DeviceSliceMut<T>`]; for a value, the value. So
 //! the compiler rejects wrong types (CF6), wrong arity (CF7), host references, `Vec`s
@@ -61,8 +63,9 @@ pub struct In<T>(PhantomData<T>);
 /// as a pointer and its length in elements (`Slice<T>` in the module docs).
 pub struct Out<T>(PhantomData<T>);
 
-/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], or a [`DeviceCopy`] value.
-/// Sealed.
+/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], a [`DeviceCopy`] value, or a
+/// tensor map ([`TensorMapIn`](crate::tensor_map::TensorMapIn),
+/// [`TensorMapOut`](crate::tensor_map::TensorMapOut)). Sealed.
 pub trait KernelParam: sealed::Param {
     /// Its size in the parameter buffer.
     const SIZE: usize;
@@ -131,7 +134,8 @@ pub(crate) mod sealed {
 }
 
 /// A launch argument for a parameter declared `P`. Sealed: implemented for device
-/// memory (`&buffer`, `&mut buffer`, views) and for values of `DeviceCopy` types.
+/// memory (`&buffer`, `&mut buffer`, views), for values of `DeviceCopy` types, and for
+/// encoded tensor maps ([`crate::tensor_map`]).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter declared `{P}`",
     label = "not an argument for `{P}`",

@@ -19,8 +19,9 @@
 //!   the structured log), [`link`] (the JIT linker: inputs checked, linked, loaded as
 //!   a module), [`library`] (context-independent libraries and their kernels),
 //!   [`launch`] (typed kernel arguments, which reach the
-//!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
-//!   launch — each state a type).
+//!   kernel as slices), [`graph`] (CUDA graphs: capture or build, instantiate,
+//!   launch — each state a type) and [`tensor_map`] (TMA descriptors, every documented
+//!   rule checked before the driver sees them).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -53,6 +54,7 @@ mod ptx_params;
 pub mod stream;
 pub mod sys;
 pub mod table;
+pub mod tensor_map;
 pub mod version;
 
 pub use context::{Context, CurrentContext, PrimaryContext, PrimaryState};

@@ -165,6 +165,11 @@ macro_rules! extent {
                 self.ptr
             }
 
+            /// The driver the memory belongs to.
+            pub(crate) fn driver(&self) -> &'static Driver {
+                self.driver
+            }
+
             /// A shared view of all of it, borrowing it.
             pub fn as_slice(&self) -> DeviceSlice<'_, T> {
                 DeviceSlice {

@@ -211,7 +211,7 @@ impl Profile {
                     1
                 }
             } // MEM_SYNC_DOMAIN_COUNT
-            127 => 0,     // TENSOR_MAP_ACCESS_SUPPORTED: not implemented
+            127 => 0,     // TENSOR_MAP_ACCESS_SUPPORTED: maps encode, TMA instructions do not run
             128 | 129 => 0, // fabric handles, unified function pointers
             130 => 0,     // NUMA_CONFIG: none
             131 => -1,    // NUMA_ID

@@ -178,6 +178,16 @@ pub enum CudaError {
         /// What the kernel has.
         found: String,
     },
+    /// A tensor map's parameter breaks a rule of `cuTensorMapEncode*` or
+    /// `cuTensorMapReplaceAddress` (or the tensor does not fit in the memory it
+    /// describes); nothing was encoded or changed.
+    #[error("tensor map parameter `{parameter}`: {rule}")]
+    InvalidTensorMap {
+        /// The C parameter (`boxDim`, `globalStrides`, ...), or `device`.
+        parameter: &'static str,
+        /// The rule, with the values that break it.
+        rule: String,
+    },
 }
 
 impl CudaError {

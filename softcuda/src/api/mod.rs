@@ -30,6 +30,7 @@ pub mod memory;
 pub mod module;
 pub mod proc;
 pub mod stream;
+pub mod tensor_map;
 pub mod unimplemented;
 
 use crate::state::R;

@@ -6,6 +6,7 @@
 //! driver version, or softcuda does not implement that ABI, the answer is "not found"
 //! — the real driver would silently hand back an older ABI instead.
 
+use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::{library::*, link::*};
 use crate::abi_versions::ABI_VERSIONS;
@@ -248,6 +249,10 @@ exports! {
     "cuKernelGetParamInfo" @ 12040 => cuKernelGetParamInfo,
     "cuKernelGetAttribute" @ 12000 => cuKernelGetAttribute,
     "cuKernelSetAttribute" @ 12000 => cuKernelSetAttribute,
+    "cuTensorMapEncodeTiled" @ 12000 => cuTensorMapEncodeTiled,
+    "cuTensorMapEncodeIm2col" @ 12000 => cuTensorMapEncodeIm2col,
+    "cuTensorMapEncodeIm2colWide" @ 12080 => cuTensorMapEncodeIm2colWide,
+    "cuTensorMapReplaceAddress" @ 12000 => cuTensorMapReplaceAddress,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

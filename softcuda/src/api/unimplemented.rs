@@ -213,10 +213,6 @@ unimplemented_functions! {
     cuSurfObjectGetResourceDesc
     cuSurfRefGetArray
     cuSurfRefSetArray
-    cuTensorMapEncodeIm2col
-    cuTensorMapEncodeIm2colWide
-    cuTensorMapEncodeTiled
-    cuTensorMapReplaceAddress
     cuTexObjectCreate
     cuTexObjectDestroy
     cuTexObjectGetResourceDesc
