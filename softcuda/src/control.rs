@@ -33,6 +33,8 @@ pub fn reset() {
         s.initialized = false;
     }
     removed.finish();
+    crate::api::pool::reset();
+    crate::api::managed::reset();
     state::with_stack(Vec::clear);
     crate::graph::reset();
     clear_faults();

@@ -492,6 +492,8 @@ pub struct LiveCounts {
     pub graphs: usize,
     /// Executable graphs.
     pub graph_execs: usize,
+    /// Memory pools made with `cuMemPoolCreate` and not yet destroyed.
+    pub pools: usize,
 }
 
 /// Counts the live objects.
@@ -510,5 +512,6 @@ pub fn live_counts() -> LiveCounts {
         registrations: count(|k| matches!(k, AllocKind::Registered(_))),
         graphs,
         graph_execs,
+        pools: crate::api::pool::live_count(),
     }
 }
