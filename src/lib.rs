@@ -18,7 +18,9 @@
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
 //!   the structured log), [`launch`] (typed kernel arguments, which reach the
 //!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
-//!   launch — each state a type).
+//!   launch — each state a type), [`pool`] (memory pools and stream-ordered
+//!   allocation) and [`managed`] (managed memory: attach, prefetch, advice, host
+//!   access).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -42,9 +44,11 @@ pub mod graph;
 pub mod jit;
 pub mod launch;
 pub mod loader;
+pub mod managed;
 pub mod memory;
 pub mod module;
 pub mod pinned;
+pub mod pool;
 mod ptx_params;
 pub mod stream;
 pub mod sys;
