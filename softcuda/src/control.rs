@@ -93,7 +93,7 @@ pub fn call_log() -> Vec<String> {
 
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
-/// "graph_execs"); -1 for
+/// "graph_execs", "pools"); -1 for
 /// an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
@@ -113,6 +113,7 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"registrations" => c.registrations,
         b"graphs" => c.graphs,
         b"graph_execs" => c.graph_execs,
+        b"pools" => c.pools,
         _ => return -1,
     };
     n as c_int
