@@ -188,8 +188,7 @@ impl<'ctx> CurrentContext<'ctx> {
                 feature: "managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)",
             });
         }
-        if device.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?
-            == 0
+        if device.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0
         {
             return Err(CudaError::DeviceLacks {
                 feature: "concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)",
@@ -310,7 +309,11 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     }
 
     /// `cuMemRangeGetAttribute` of all of the memory into `out`.
-    fn range_attribute(&self, attr: CUmem_range_attribute, out: &mut [c_int]) -> Result<(), CudaError> {
+    fn range_attribute(
+        &self,
+        attr: CUmem_range_attribute,
+        out: &mut [c_int],
+    ) -> Result<(), CudaError> {
         let bytes = memory::bytes::<T>(self.len)?;
         // SAFETY: `out` holds `size_of_val(out)` writable bytes; this allocation.
         check(unsafe {
@@ -337,7 +340,10 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// Whether all of the memory is advised read-mostly.
     pub fn read_mostly(&self) -> Result<bool, CudaError> {
         let mut v = [0];
-        self.range_attribute(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, &mut v)?;
+        self.range_attribute(
+            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+            &mut v,
+        )?;
         Ok(v[0] != 0)
     }
 
@@ -356,7 +362,10 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     pub fn accessed_by(&self) -> Result<Vec<Location>, CudaError> {
         let n = self.driver.device_count()? + 1;
         let mut v = vec![-2; n];
-        self.range_attribute(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, &mut v)?;
+        self.range_attribute(
+            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY,
+            &mut v,
+        )?;
         let mut out = Vec::new();
         for x in v {
             if let Some(l) = self.location_of(x)? {

@@ -59,7 +59,9 @@ impl ReusePolicy {
             Self::FollowEventDependencies => {
                 CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
             }
-            Self::AllowOpportunistic => CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+            Self::AllowOpportunistic => {
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+            }
             Self::AllowInternalDependencies => {
                 CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
             }
@@ -162,8 +164,9 @@ impl<'ctx> CurrentContext<'ctx> {
     /// The context's device, if it supports memory pools.
     fn pool_device(&self) -> Result<Device, CudaError> {
         let device = self.device()?;
-        let supported = device
-            .attribute(crate::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)?;
+        let supported = device.attribute(
+            crate::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+        )?;
         if supported == 0 {
             return Err(CudaError::DeviceLacks {
                 feature: "memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)",
@@ -222,7 +225,10 @@ impl MemoryPool<'_> {
 
     /// Sets the release threshold (`u64::MAX`: keep everything).
     pub fn set_release_threshold(&self, bytes: u64) -> Result<(), CudaError> {
-        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)
+        self.set_u64(
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            bytes,
+        )
     }
 
     /// Whether a reuse policy is enabled.
@@ -312,7 +318,9 @@ impl MemoryPool<'_> {
         let mut flags = CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE;
         let mut loc = location(device);
         // SAFETY: a live pool, a valid location and out-pointer.
-        check(unsafe { self.driver.table().cuMemPoolGetAccess()?(&mut flags, self.raw, &mut loc) })?;
+        check(unsafe {
+            self.driver.table().cuMemPoolGetAccess()?(&mut flags, self.raw, &mut loc)
+        })?;
         Ok(match flags {
             CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE => Access::ReadWrite,
             CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READ => Access::Read,

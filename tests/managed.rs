@@ -34,7 +34,13 @@ fn a_kernel_writes_managed_memory_and_the_host_reads_it() {
         }
         y.host()?.fill(1.0);
         y.attach(&stream, Attach::Single)?;
-        saxpy.launch(&stream, N.div_ceil(256) as u32, 256, 0, (3.0f32, &x, &mut y))?;
+        saxpy.launch(
+            &stream,
+            N.div_ceil(256) as u32,
+            256,
+            0,
+            (3.0f32, &x, &mut y),
+        )?;
         // `host` waits for the kernel first.
         let got = y.host()?.to_vec();
         let want: Vec<f32> = (0..N).map(|i| 3.0 * i as f32 + 1.0).collect();
@@ -44,7 +50,14 @@ fn a_kernel_writes_managed_memory_and_the_host_reads_it() {
         // A graph that writes the buffer: the host reads after the graph is gone.
         {
             let mut g = cur.create_graph()?;
-            g.add_kernel(&[], &saxpy, N.div_ceil(256) as u32, 256, 0, (1.0f32, &x, &y))?;
+            g.add_kernel(
+                &[],
+                &saxpy,
+                N.div_ceil(256) as u32,
+                256,
+                0,
+                (1.0f32, &x, &y),
+            )?;
             let exec = g.instantiate()?;
             stream.scope(|s| s.launch_graph(&exec))??;
         }

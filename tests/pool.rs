@@ -39,7 +39,13 @@ fn a_stream_buffer_is_written_by_a_kernel_and_freed_in_stream_order() {
             stream.scope(|s| {
                 s.copy_to_device(&mut x, &xs)?;
                 stream.fill(&mut y, 1.0f32)?;
-                saxpy.launch(&stream, N.div_ceil(256) as u32, 256, 0, (2.0f32, &x, &mut y))?;
+                saxpy.launch(
+                    &stream,
+                    N.div_ceil(256) as u32,
+                    256,
+                    0,
+                    (2.0f32, &x, &mut y),
+                )?;
                 s.copy_to_host(&mut out, &y)
             })??;
             x.free_async()?;

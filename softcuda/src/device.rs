@@ -111,6 +111,7 @@ impl Profile {
     pub fn attribute(&self, attr: u32) -> Option<i32> {
         let (major, minor) = (self.cc.0 as i32, self.cc.1 as i32);
         let hopper = major >= 9;
+        let cma = i32::from(major >= 6); // concurrent managed access: Pascal and later
         Some(match attr {
             1 => 1024,       // MAX_THREADS_PER_BLOCK
             2 | 3 => 1024,   // MAX_BLOCK_DIM_X/Y
@@ -173,8 +174,8 @@ impl Profile {
             84 | 85 => 0,                                    // MULTI_GPU_BOARD(_GROUP_ID)
             86 => 0,                                         // HOST_NATIVE_ATOMIC_SUPPORTED
             87 => 2,      // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-            88 => 0,      // PAGEABLE_MEMORY_ACCESS: plain host memory is not device memory
-            89 => (major >= 6) as i32, // CONCURRENT_MANAGED_ACCESS (Pascal and newer)
+            88 => 0,      // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
+            89 => cma,    // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
             90 => 1,      // COMPUTE_PREEMPTION_SUPPORTED
             91 => 1,      // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
             92..=94 => 0, // stream memory operations (v1): not implemented

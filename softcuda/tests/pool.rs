@@ -349,10 +349,22 @@ fn managed_memory_is_one_address_space_with_recorded_advice() {
         };
         ok(cuMemAdvise_v2(p, 8192, 5, dev1)); // accessed by device 1
         let mut list = [0i32; 3];
-        ok(cuMemRangeGetAttribute(list.as_mut_ptr().cast(), 12, 3, p, 8192));
+        ok(cuMemRangeGetAttribute(
+            list.as_mut_ptr().cast(),
+            12,
+            3,
+            p,
+            8192,
+        ));
         assert_eq!(list, [1, -2, -2]);
         ok(cuMemAdvise_v2(p, 8192, 6, dev1));
-        ok(cuMemRangeGetAttribute(list.as_mut_ptr().cast(), 12, 3, p, 8192));
+        ok(cuMemRangeGetAttribute(
+            list.as_mut_ptr().cast(),
+            12,
+            3,
+            p,
+            8192,
+        ));
         assert_eq!(list, [-2, -2, -2]);
         // Prefetch: recorded when the stream reaches it.
         ok(cuMemPrefetchAsync(p, 8192, 0, s));
@@ -381,7 +393,10 @@ fn managed_memory_is_one_address_space_with_recorded_advice() {
         ok(cuStreamAttachMemAsync(s, p, 0, 4));
         ok(cuStreamSynchronize(s));
         assert_eq!(attachment(p), Some((4, s as usize)));
-        assert_eq!(cuStreamAttachMemAsync(null_mut(), p, 0, 4), code::INVALID_VALUE);
+        assert_eq!(
+            cuStreamAttachMemAsync(null_mut(), p, 0, 4),
+            code::INVALID_VALUE
+        );
         assert_eq!(cuStreamAttachMemAsync(s, p, 16, 1), code::INVALID_VALUE);
         // Refusals.
         let mut q = 0;
@@ -390,7 +405,11 @@ fn managed_memory_is_one_address_space_with_recorded_advice() {
         ok(cuMemAlloc_v2(&mut q, 64));
         assert_eq!(cuMemAdvise(q, 64, 1, 0), code::INVALID_VALUE, "not managed");
         ok(cuMemFree_v2(q));
-        assert_eq!(cuMemAdvise(p, 9000, 1, 0), code::INVALID_VALUE, "out of range");
+        assert_eq!(
+            cuMemAdvise(p, 9000, 1, 0),
+            code::INVALID_VALUE,
+            "out of range"
+        );
         assert_eq!(cuMemPrefetchAsync(p, 64, 5, s), code::INVALID_DEVICE);
         let numa = CUmemLocation { type_: 3, id: 0 };
         assert_eq!(cuMemAdvise_v2(p, 64, 3, numa), code::NOT_SUPPORTED);

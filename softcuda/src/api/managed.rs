@@ -212,7 +212,14 @@ pub unsafe extern "C" fn cuStreamAttachMemAsync(
         }
         let target = stream::target(ctx, h)?;
         crate::graph::capture::refuse_on(h)?;
-        let record = (flags, if flags == ATTACH_SINGLE { h as usize } else { 0 });
+        let record = (
+            flags,
+            if flags == ATTACH_SINGLE {
+                h as usize
+            } else {
+                0
+            },
+        );
         target.run(Work::Op(Box::new(move || {
             if let Some(m) = table().get_mut(&base) {
                 m.attach = record;
@@ -361,7 +368,13 @@ fn location_of(l: Loc) -> (c_uint, c_int) {
 }
 
 /// Writes range attribute `attr` of `[ptr, ptr + count)` to `data` (`size` bytes).
-fn range_attribute(data: *mut c_void, size: usize, attr: c_uint, ptr: CUdeviceptr, count: usize) -> R {
+fn range_attribute(
+    data: *mut c_void,
+    size: usize,
+    attr: c_uint,
+    ptr: CUdeviceptr,
+    count: usize,
+) -> R {
     if data.is_null() || !size.is_multiple_of(4) || size == 0 {
         return Err(code::INVALID_VALUE);
     }

@@ -318,8 +318,7 @@ fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: Option<CUmemoryPool>, 
         let pid = match pool {
             Some(h) => {
                 let (pid, pool) = p.live(h)?;
-                if pool.device != device
-                    && pool.access.get(device).copied() != Some(PROT_READWRITE)
+                if pool.device != device && pool.access.get(device).copied() != Some(PROT_READWRITE)
                 {
                     return Err(code::INVALID_VALUE);
                 }
