@@ -24,7 +24,7 @@ const PTX: &str = include_str!("../kernels/slices.ptx");
 const N: usize = 1 << 16;
 
 fn main() -> ExitCode {
-    common::main_with(|driver, soft| run(driver, soft))
+    common::main_with(run)
 }
 
 fn run(driver: &'static Driver, soft: bool) -> Result<(), CudaError> {

@@ -12,7 +12,7 @@
 //! mapping has a fresh buffer id, so work checked against an earlier mapping of the
 //! same block fails its run-time recheck. A copy or memset queued between the
 //! allocation and the free is checked, when queued, against the block (see
-//! [`pending_span`]), and again when it runs.
+//! `pending_span`), and again when it runs.
 //!
 //! Because a block returns to the free list only once its free has run, reusing it
 //! never depends on the reuse policies: they are recorded and answered. Free blocks
