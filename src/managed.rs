@@ -44,8 +44,8 @@ use crate::memory::{self, DeviceCopy, DeviceRead, DeviceSlice, DeviceSliceMut, D
 use crate::pool::same_driver;
 use crate::stream::{Stream, Tied};
 use crate::sys::{
-    CUdevice_attribute, CUdeviceptr, CUmem_advise, CUmem_range_attribute, CUmemAttach_flags,
-    CUmemLocation_v1, CUmemLocationType,
+    CUcontext, CUdevice_attribute, CUdeviceptr, CUmem_advise, CUmem_range_attribute,
+    CUmemAttach_flags, CUmemLocation_v1, CUmemLocationType,
 };
 use core::ffi::{c_int, c_void};
 use core::marker::PhantomData;
@@ -153,6 +153,8 @@ impl Advice {
 /// freed when dropped.
 pub struct ManagedBuffer<'a, T: DeviceCopy> {
     driver: &'static Driver,
+    /// The context it was allocated in (whose work `host` waits for).
+    ctx: CUcontext,
     ptr: CUdeviceptr,
     len: usize,
     _tied: Tied<'a>,
@@ -202,6 +204,7 @@ impl<'ctx> CurrentContext<'ctx> {
         })?;
         let mut b = ManagedBuffer {
             driver: self.driver(),
+            ctx: self.raw(),
             ptr,
             len,
             _tied: PhantomData,
@@ -242,16 +245,29 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// The elements, for the host to read and write: first waits for all work of the
     /// context, then lends them for as long as the buffer is borrowed — no launch or
     /// graph can use the buffer meanwhile (see the [module docs](self)). A failed wait
-    /// (the context failed) is returned, and no slice.
+    /// (the context failed) is returned, and no slice; so is
+    /// [`CudaError::ContextMismatch`] if code outside this crate made another context
+    /// current (the wait would be for the wrong context's work).
     pub fn host(&mut self) -> Result<&mut [T], CudaError> {
-        // SAFETY: the buffer's context is current (it is tied to the token).
-        check(unsafe { self.driver.table().cuCtxSynchronize()?() })?;
+        let t = self.driver.table();
+        let mut found = CUcontext::NULL;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { t.cuCtxGetCurrent()?(&mut found) })?;
+        if found != self.ctx {
+            return Err(CudaError::ContextMismatch {
+                expected: self.ctx.0 as usize,
+                found: found.0 as usize,
+            });
+        }
+        // SAFETY: the buffer's context is current (checked above).
+        check(unsafe { t.cuCtxSynchronize()?() })?;
         // SAFETY: `len` elements of `T` at `ptr`, host-accessible (managed memory, on a
         // device with concurrent managed access: `alloc_managed` checked), initialised
         // (zeroed at allocation; device writes are valid `T`s: `DeviceCopy`). No device
         // work of this context runs (synchronized above) and none can start on this
         // buffer while it is borrowed exclusively; device work of other contexts cannot
-        // name it (the buffer is tied to this token and thread).
+        // name it (the buffer is tied to this token and thread, and a context pushed on
+        // top needs the token mutably).
         Ok(unsafe { core::slice::from_raw_parts_mut(self.ptr as usize as *mut T, self.len) })
     }
 

@@ -161,3 +161,38 @@ fn a_device_without_concurrent_managed_access_is_refused() {
     );
     common::no_leaks();
 }
+
+#[test]
+fn host_access_is_refused_in_a_context_foreign_code_made_current() {
+    use oxicuda_driver::Context;
+    use oxicuda_driver::error::check;
+    use oxicuda_driver::sys::{CUcontext, CUctx_flags};
+    let (d, _g) = common::driver();
+    let dev = d.device(0).unwrap();
+    let (ctx, other) = (
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+    );
+    ctx.bind(|cur| {
+        let mut m = cur.alloc_managed::<u32>(16, Attach::Global).unwrap();
+        // SAFETY: a live context of `d`; popped again below.
+        check(unsafe { d.table().cuCtxPushCurrent().unwrap()(other.raw()) }).unwrap();
+        // Waiting for `other`'s work would not wait for the buffer's.
+        assert_eq!(
+            m.host().map(|_| ()),
+            Err(CudaError::ContextMismatch {
+                expected: ctx.raw().0 as usize,
+                found: other.raw().0 as usize,
+            })
+        );
+        let mut popped = CUcontext::NULL;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { d.table().cuCtxPopCurrent().unwrap()(&mut popped) }).unwrap();
+        assert_eq!(popped, other.raw());
+        m.host().unwrap()[0] = 7;
+        assert_eq!(m.as_slice().to_vec().unwrap()[0], 7);
+    })
+    .unwrap();
+    drop((ctx, other));
+    common::no_leaks();
+}
