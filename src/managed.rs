@@ -210,6 +210,12 @@ impl<'ctx> CurrentContext<'ctx> {
             _tied: PhantomData,
             _t: PhantomData,
         };
+        if !(ptr as usize).is_multiple_of(align_of::<T>()) {
+            return Err(CudaError::InvalidArgument {
+                parameter: "T",
+                rule: "the element type's alignment exceeds the driver's allocation alignment",
+            });
+        }
         // Managed memory is zeroed on first touch on a GPU; say so for every driver.
         b.as_mut_slice().zero()?;
         Ok(b)
@@ -261,7 +267,8 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
         }
         // SAFETY: the buffer's context is current (checked above).
         check(unsafe { t.cuCtxSynchronize()?() })?;
-        // SAFETY: `len` elements of `T` at `ptr`, host-accessible (managed memory, on a
+        // SAFETY: `len` elements of `T` at `ptr` (aligned for `T`: checked at
+        // allocation), host-accessible (managed memory, on a
         // device with concurrent managed access: `alloc_managed` checked), initialised
         // (zeroed at allocation; device writes are valid `T`s: `DeviceCopy`). No device
         // work of this context runs (synchronized above) and none can start on this
