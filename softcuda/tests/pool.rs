@@ -419,3 +419,32 @@ fn managed_memory_is_one_address_space_with_recorded_advice() {
     }
     no_leaks();
 }
+
+#[test]
+fn a_free_that_runs_before_its_allocation_leaves_nothing_mapped() {
+    let _g = serial();
+    let c = ctx();
+    let (a, b) = (stream(), stream());
+    // SAFETY (all below): softcuda's exports, called as C would call them.
+    unsafe {
+        GATE.store(false, Ordering::Release);
+        ok(cuLaunchHostFunc(a, Some(wait_gate), null_mut()));
+        let mut p = 0;
+        ok(cuMemAllocAsync(&mut p, 1024, a));
+        // Freed on another stream, unordered: the free runs first.
+        ok(cuMemFreeAsync(p, b));
+        ok(cuStreamSynchronize(b));
+        GATE.store(true, Ordering::Release);
+        ok(cuStreamSynchronize(a));
+        let mut ty = 0u32;
+        assert_eq!(
+            cuPointerGetAttribute((&raw mut ty).cast(), 2, p),
+            code::INVALID_VALUE,
+            "the late allocation maps nothing"
+        );
+        ok(cuStreamDestroy_v2(a));
+        ok(cuStreamDestroy_v2(b));
+        ok(cuCtxDestroy_v2(c));
+    }
+    no_leaks();
+}

@@ -220,8 +220,9 @@ pub unsafe extern "C" fn cuStreamAttachMemAsync(
                 0
             },
         );
+        let id = table().get(&base).map_or(0, |m| m.id);
         target.run(Work::Op(Box::new(move || {
-            if let Some(m) = table().get_mut(&base) {
+            if let Some(m) = table().get_mut(&base).filter(|m| m.id == id) {
                 m.attach = record;
             }
             Ok(())
@@ -242,8 +243,9 @@ fn prefetch(ptr: CUdeviceptr, count: usize, to: Loc, h: CUstream) -> R {
     }
     let target = stream::target(ctx, h)?;
     crate::graph::capture::refuse_on(h)?;
+    let id = table().get(&base).map_or(0, |m| m.id);
     target.run(Work::Op(Box::new(move || {
-        if let Some(m) = table().get_mut(&base) {
+        if let Some(m) = table().get_mut(&base).filter(|m| m.id == id) {
             m.apply(off, count as u64, |a| a.last_prefetch = to);
         }
         Ok(())

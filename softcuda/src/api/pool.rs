@@ -332,16 +332,21 @@ fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: Option<CUmemoryPool>, 
     };
     out(dptr, base)?;
     let map = Box::new(move || {
-        state::memory_mut().insert(
-            base,
-            Alloc {
-                size: b.len,
-                ctx,
-                device,
-                kind: AllocKind::Device,
-                id: b.id,
-            },
-        );
+        // Only if not given back meanwhile (a free on another stream, unordered, may
+        // have run first): the pools' lock is held while mapping, as while unmapping.
+        let p = pools();
+        if p.blocks.get(&base).is_some_and(|x| x.id == b.id) {
+            state::memory_mut().insert(
+                base,
+                Alloc {
+                    size: b.len,
+                    ctx,
+                    device,
+                    kind: AllocKind::Device,
+                    id: b.id,
+                },
+            );
+        }
         Ok(())
     });
     target.run(Work::Op(map))
@@ -350,13 +355,6 @@ fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: Option<CUmemoryPool>, 
 /// Unmaps the allocation at `base` and gives its block back to its pool (the work of
 /// a free, when the stream reaches it).
 fn give_back(base: u64) {
-    let id = pools().blocks.get(&base).map(|b| b.id);
-    {
-        let mut map = state::memory_mut();
-        if id.is_some() && map.get(&base).map(|a| a.id) == id {
-            map.remove(&base);
-        }
-    }
     let mut release = Release::default();
     {
         let mut s = state::state();
@@ -364,6 +362,12 @@ fn give_back(base: u64) {
         let Some(b) = p.blocks.remove(&base) else {
             return;
         };
+        {
+            let mut map = state::memory_mut();
+            if map.get(&base).is_some_and(|a| a.id == b.id) {
+                map.remove(&base);
+            }
+        }
         let mut gone = false;
         if let Some(pool) = p.pools.get_mut(&b.pool) {
             pool.used = pool.used.saturating_sub(b.size);
