@@ -7,7 +7,7 @@
 mod common;
 
 use common::{no_leaks, ok, serial};
-use softcuda::api::{context::*, device::*, managed::*, memory::*, pool::*, stream::*};
+use softcuda::api::{context::*, device::*, graph::*, managed::*, memory::*, pool::*, stream::*};
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -444,6 +444,37 @@ fn a_free_that_runs_before_its_allocation_leaves_nothing_mapped() {
         );
         ok(cuStreamDestroy_v2(a));
         ok(cuStreamDestroy_v2(b));
+        ok(cuCtxDestroy_v2(c));
+    }
+    no_leaks();
+}
+
+#[test]
+fn cu_mem_free_gives_pool_memory_back_and_capture_refuses_pool_calls() {
+    let _g = serial();
+    let c = ctx();
+    let s = stream();
+    // SAFETY (all below): softcuda's exports, called as C would call them.
+    unsafe {
+        let mut pool = null_mut();
+        ok(cuDeviceGetDefaultMemPool(&mut pool, 0));
+        let mut p = 0;
+        ok(cuMemAllocAsync(&mut p, 4096, s));
+        ok(cuMemFree_v2(p)); // waits for the context's work, then gives it back
+        assert_eq!(attr(pool, 7), 0);
+        assert_eq!(cuMemFreeAsync(p, s), code::INVALID_VALUE, "already freed");
+        // Inside a capture: refused, and the capture invalidated.
+        ok(cuStreamBeginCapture_v2(s, 0));
+        assert_eq!(
+            cuMemAllocAsync(&mut p, 64, s),
+            code::STREAM_CAPTURE_UNSUPPORTED
+        );
+        let mut g = null_mut();
+        assert_eq!(
+            cuStreamEndCapture(s, &mut g),
+            code::STREAM_CAPTURE_INVALIDATED
+        );
+        ok(cuStreamDestroy_v2(s));
         ok(cuCtxDestroy_v2(c));
     }
     no_leaks();
