@@ -20,8 +20,10 @@
 //!   a module), [`library`] (context-independent libraries and their kernels),
 //!   [`launch`] (typed kernel arguments, which reach the
 //!   kernel as slices), [`graph`] (CUDA graphs: capture or build, instantiate,
-//!   launch — each state a type) and [`tensor_map`] (TMA descriptors, every documented
-//!   rule checked before the driver sees them).
+//!   launch — each state a type), [`pool`] (memory pools and stream-ordered
+//!   allocation), [`managed`] (managed memory: attach, prefetch, advice, host
+//!   access) and [`tensor_map`] (TMA descriptors, every documented rule checked
+//!   before the driver sees them).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -47,9 +49,11 @@ pub mod launch;
 pub mod library;
 pub mod link;
 pub mod loader;
+pub mod managed;
 pub mod memory;
 pub mod module;
 pub mod pinned;
+pub mod pool;
 mod ptx_params;
 pub mod stream;
 pub mod sys;

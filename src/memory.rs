@@ -76,6 +76,8 @@ mod sealed {
     impl<T: super::DeviceCopy> Memory for super::DeviceBuffer<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSlice<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSliceMut<'_, T> {}
+    impl<T: super::DeviceCopy> Memory for crate::pool::StreamBuffer<'_, T> {}
+    impl<T: super::DeviceCopy> Memory for crate::managed::ManagedBuffer<'_, T> {}
 }
 
 macro_rules! device_copy {
@@ -213,8 +215,23 @@ impl<T: DeviceCopy> DeviceWrite<T> for DeviceSliceMut<'_, T> {
     }
 }
 
+/// A shared view of `len` elements at `ptr`, for the caller to tie to a borrow (the
+/// memory must be the caller's for that borrow: device memory it owns).
+pub(crate) fn shared<'x, T: DeviceCopy>(
+    driver: &'static Driver,
+    ptr: CUdeviceptr,
+    len: usize,
+) -> DeviceSlice<'x, T> {
+    DeviceSlice {
+        driver,
+        ptr,
+        len,
+        _b: PhantomData,
+    }
+}
+
 /// An exclusive view of `len` elements at `ptr`, for the caller to tie to a borrow.
-fn exclusive<'x, T: DeviceCopy>(
+pub(crate) fn exclusive<'x, T: DeviceCopy>(
     driver: &'static Driver,
     ptr: CUdeviceptr,
     len: usize,

@@ -161,3 +161,21 @@ fn graph_capture_with_no_driver_chosen_matches_stream_launches() {
     );
     assert!(s.contains("1000 steps of 3 kernels"), "{s}");
 }
+
+#[test]
+fn managed_memory_with_no_driver_chosen_runs_on_softcuda_and_says_so() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: managed_memory runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("managed_memory");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(s.contains("x read-mostly: true"), "{s}");
+    assert!(s.contains("pool: 0 bytes in use after the free"), "{s}");
+    assert!(
+        s.contains("65536 elements, all equal to the CPU result"),
+        "{s}"
+    );
+}

@@ -36,6 +36,8 @@ pub fn reset() {
         s.links.clear();
     }
     removed.finish();
+    crate::api::pool::reset();
+    crate::api::managed::reset();
     state::with_stack(Vec::clear);
     crate::graph::reset();
     clear_faults();
@@ -94,7 +96,7 @@ pub fn call_log() -> Vec<String> {
 
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
-/// "graph_execs", "libraries", "link_states"); -1 for
+/// "graph_execs", "libraries", "link_states", "pools"); -1 for
 /// an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
@@ -116,6 +118,7 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"graph_execs" => c.graph_execs,
         b"libraries" => c.libraries,
         b"link_states" => c.link_states,
+        b"pools" => c.pools,
         _ => return -1,
     };
     n as c_int

@@ -111,6 +111,7 @@ impl Profile {
     pub fn attribute(&self, attr: u32) -> Option<i32> {
         let (major, minor) = (self.cc.0 as i32, self.cc.1 as i32);
         let hopper = major >= 9;
+        let cma = i32::from(major >= 6); // concurrent managed access: Pascal and later
         Some(match attr {
             1 => 1024,       // MAX_THREADS_PER_BLOCK
             2 | 3 => 1024,   // MAX_BLOCK_DIM_X/Y
@@ -169,11 +170,12 @@ impl Profile {
             79 | 80 => 1,                                    // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
             81 => self.shared_per_sm() as i32,               // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
             82 => 65_536,                                    // MAX_REGISTERS_PER_MULTIPROCESSOR
-            83 => 0,                                         // MANAGED_MEMORY: not implemented
+            83 => 1,                                         // MANAGED_MEMORY
             84 | 85 => 0,                                    // MULTI_GPU_BOARD(_GROUP_ID)
             86 => 0,                                         // HOST_NATIVE_ATOMIC_SUPPORTED
             87 => 2,      // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-            88 | 89 => 0, // PAGEABLE / CONCURRENT_MANAGED_ACCESS
+            88 => 0,      // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
+            89 => cma,    // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
             90 => 1,      // COMPUTE_PREEMPTION_SUPPORTED
             91 => 1,      // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
             92..=94 => 0, // stream memory operations (v1): not implemented
@@ -181,7 +183,8 @@ impl Profile {
             97 => self.shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
             98 => 0,      // CAN_FLUSH_REMOTE_WRITES
             99 => 1,      // HOST_REGISTER_SUPPORTED
-            100 | 101 => 0, // host page tables / direct managed access
+            100 => 0,     // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+            101 => 1,     // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
             102 => 0,     // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: not implemented
             103..=105 => 0, // export handle types
             106 => self.blocks_per_sm() as i32, // MAX_BLOCKS_PER_MULTIPROCESSOR
@@ -198,8 +201,9 @@ impl Profile {
             111 => 1024,  // RESERVED_SHARED_MEMORY_PER_BLOCK
             112 | 113 => 0, // sparse arrays, read-only host register
             114 => 0,     // TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
-            115 => 0,     // MEMORY_POOLS_SUPPORTED: not implemented yet
-            116..=119 => 0, // GPUDirect RDMA, pool handle types
+            115 => 1,     // MEMORY_POOLS_SUPPORTED
+            116..=118 => 0, // GPUDirect RDMA
+            119 => 0,     // MEMPOOL_SUPPORTED_HANDLE_TYPES: none
             120 => 0,     // CLUSTER_LAUNCH: not implemented
             121 => 0,     // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
             122 | 123 => 0, // 64-bit stream mem ops, wait value NOR

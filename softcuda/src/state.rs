@@ -511,6 +511,8 @@ pub struct LiveCounts {
     pub libraries: usize,
     /// Link states (`cuLinkCreate`).
     pub link_states: usize,
+    /// Memory pools made with `cuMemPoolCreate` and not yet destroyed.
+    pub pools: usize,
 }
 
 /// Counts the live objects.
@@ -531,5 +533,6 @@ pub fn live_counts() -> LiveCounts {
         graph_execs,
         libraries: s.libraries.len(),
         link_states: s.links.len(),
+        pools: crate::api::pool::live_count(),
     }
 }

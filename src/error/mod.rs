@@ -188,6 +188,20 @@ pub enum CudaError {
         /// The rule, with the values that break it.
         rule: String,
     },
+    /// The device lacks a feature the call needs (a device attribute says so).
+    #[error("the device lacks {feature}")]
+    DeviceLacks {
+        /// The feature (the device attribute's meaning).
+        feature: &'static str,
+    },
+    /// An argument the call cannot accept: which parameter, and the rule it breaks.
+    #[error("invalid `{parameter}`: {rule}")]
+    InvalidArgument {
+        /// The parameter.
+        parameter: &'static str,
+        /// The rule broken.
+        rule: &'static str,
+    },
 }
 
 impl CudaError {

@@ -25,7 +25,7 @@ fn layout(size: u64) -> R<Layout> {
 }
 
 /// Allocates `size` bytes for context `ctx` and enters them in the memory map.
-fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
+pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
     if size == 0 {
         return Err(code::INVALID_VALUE);
     }
@@ -152,6 +152,9 @@ impl Removed {
 /// Removes the allocation at `base` (which must be of a kind `accept` admits) from the
 /// map and the accounting. The memory itself goes with [`Removed::finish`].
 fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R<Removed> {
+    if super::pool::owns(base) {
+        return Err(code::INVALID_VALUE); // pool memory goes back to its pool
+    }
     let mut map = state::memory_mut();
     let a = *map
         .get(&base)
@@ -214,6 +217,9 @@ pub(crate) fn free_global(s: &mut State, base: u64) -> Removed {
 /// straddles mapped memory, or if `device` and it is not mapped.
 fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>> {
     let mut span = devmem::classify(&state::memory(), addr, len as u64)?;
+    if span.is_none() {
+        span = super::pool::pending_span(addr, len as u64);
+    }
     if span.is_none() && GRAPH_CHECK.with(core::cell::Cell::get) {
         span = graph::mem::reserved_span(addr, len as u64);
     }
@@ -360,12 +366,17 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     api!("cuMemFree", {
         graph::capture::unsafe_call()?;
         stream::drain_current();
+        if super::pool::owns(ptr) {
+            state::current_ctx(&state::state())?;
+            return super::pool::free_now(ptr);
+        }
         let mut s = state::state();
         state::current_ctx(&s)?;
         graph::mem::check_free(ptr)?;
         let removed = release(&mut s, ptr, |k| *k == AllocKind::Device)?;
         drop(s);
         removed.finish();
+        super::managed::forget(ptr);
         graph::mem::freed(ptr);
         graph::mem::reap();
         Ok(())
@@ -891,6 +902,7 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
         return Err(code::INVALID_VALUE);
     }
     let (base, a) = state::find_alloc(&state::memory(), ptr, 1).ok_or(code::INVALID_VALUE)?;
+    let managed = super::managed::is_managed(base, a.id);
     let host = !matches!(a.kind, AllocKind::Device);
     match attr {
         1 => out(
@@ -908,7 +920,7 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
         3 => out(data.cast::<CUdeviceptr>(), ptr),
         4 => out(
             data.cast::<*mut c_void>(),
-            if host {
+            if host || managed {
                 ptr as *mut c_void
             } else {
                 core::ptr::null_mut()
@@ -916,7 +928,7 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
         ),
         6 => out(data.cast::<c_uint>(), 0),
         7 => out(data.cast::<u64>(), a.id),
-        8 => out(data.cast::<c_uint>(), 0),
+        8 => out(data.cast::<c_uint>(), managed as c_uint),
         9 => out(data.cast::<c_int>(), a.device as c_int),
         10 => out(
             data.cast::<c_uint>(),
@@ -925,6 +937,10 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
         11 => out(data.cast::<*mut c_void>(), base as *mut c_void),
         12 => out(data.cast::<usize>(), a.size as usize),
         13 => out(data.cast::<c_uint>(), 1),
+        17 => out(
+            data.cast::<*mut c_void>(),
+            super::pool::pool_of(base).unwrap_or(core::ptr::null_mut()),
+        ),
         _ => Err(code::NOT_SUPPORTED),
     }
 }

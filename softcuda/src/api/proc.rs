@@ -9,6 +9,7 @@
 use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::{library::*, link::*};
+use super::{managed::*, pool::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -253,6 +254,27 @@ exports! {
     "cuTensorMapEncodeIm2col" @ 12000 => cuTensorMapEncodeIm2col,
     "cuTensorMapEncodeIm2colWide" @ 12080 => cuTensorMapEncodeIm2colWide,
     "cuTensorMapReplaceAddress" @ 12000 => cuTensorMapReplaceAddress,
+    "cuDeviceGetDefaultMemPool" @ 11020 => cuDeviceGetDefaultMemPool,
+    "cuDeviceGetMemPool" @ 11020 => cuDeviceGetMemPool,
+    "cuDeviceSetMemPool" @ 11020 => cuDeviceSetMemPool,
+    "cuMemPoolCreate" @ 11020 => cuMemPoolCreate,
+    "cuMemPoolDestroy" @ 11020 => cuMemPoolDestroy,
+    "cuMemPoolGetAttribute" @ 11020 => cuMemPoolGetAttribute,
+    "cuMemPoolSetAttribute" @ 11020 => cuMemPoolSetAttribute,
+    "cuMemPoolTrimTo" @ 11020 => cuMemPoolTrimTo,
+    "cuMemPoolSetAccess" @ 11020 => cuMemPoolSetAccess,
+    "cuMemPoolGetAccess" @ 11020 => cuMemPoolGetAccess,
+    "cuMemAllocAsync" @ 11020 => cuMemAllocAsync,
+    "cuMemAllocFromPoolAsync" @ 11020 => cuMemAllocFromPoolAsync,
+    "cuMemFreeAsync" @ 11020 => cuMemFreeAsync,
+    "cuMemAllocManaged" @ 6000 => cuMemAllocManaged,
+    "cuStreamAttachMemAsync" @ 6000 => cuStreamAttachMemAsync,
+    "cuMemPrefetchAsync" @ 8000 => cuMemPrefetchAsync,
+    "cuMemPrefetchAsync" @ 12020 => cuMemPrefetchAsync_v2,
+    "cuMemAdvise" @ 8000 => cuMemAdvise,
+    "cuMemAdvise" @ 12020 => cuMemAdvise_v2,
+    "cuMemRangeGetAttribute" @ 8000 => cuMemRangeGetAttribute,
+    "cuMemRangeGetAttributes" @ 8000 => cuMemRangeGetAttributes,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

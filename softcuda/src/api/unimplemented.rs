@@ -55,17 +55,14 @@ unimplemented_functions! {
     cuDestroyExternalSemaphore
     cuDevResourceGenerateDesc
     cuDevSmResourceSplitByCount
-    cuDeviceGetDefaultMemPool
     cuDeviceGetDevResource
     cuDeviceGetExecAffinitySupport
     cuDeviceGetGraphMemAttribute
-    cuDeviceGetMemPool
     cuDeviceGetNvSciSyncAttributes
     cuDeviceGetProperties
     cuDeviceGetTexture1DLinearMaxWidth
     cuDeviceRegisterAsyncNotification
     cuDeviceSetGraphMemAttribute
-    cuDeviceSetMemPool
     cuDeviceUnregisterAsyncNotification
     cuEventElapsedTime_v2
     cuExternalMemoryGetMappedBuffer
@@ -125,15 +122,9 @@ unimplemented_functions! {
     cuLogsUnregisterCallback
     cuMemAddressFree
     cuMemAddressReserve
-    cuMemAdvise
-    cuMemAdvise_v2
-    cuMemAllocAsync
-    cuMemAllocFromPoolAsync
-    cuMemAllocManaged
     cuMemBatchDecompressAsync
     cuMemCreate
     cuMemExportToShareableHandle
-    cuMemFreeAsync
     cuMemGetAccess
     cuMemGetAllocationGranularity
     cuMemGetAllocationPropertiesFromHandle
@@ -141,21 +132,10 @@ unimplemented_functions! {
     cuMemImportFromShareableHandle
     cuMemMap
     cuMemMapArrayAsync
-    cuMemPoolCreate
-    cuMemPoolDestroy
     cuMemPoolExportPointer
     cuMemPoolExportToShareableHandle
-    cuMemPoolGetAccess
-    cuMemPoolGetAttribute
     cuMemPoolImportFromShareableHandle
     cuMemPoolImportPointer
-    cuMemPoolSetAccess
-    cuMemPoolSetAttribute
-    cuMemPoolTrimTo
-    cuMemPrefetchAsync
-    cuMemPrefetchAsync_v2
-    cuMemRangeGetAttribute
-    cuMemRangeGetAttributes
     cuMemRelease
     cuMemRetainAllocationHandle
     cuMemSetAccess
@@ -195,7 +175,6 @@ unimplemented_functions! {
     cuParamSetv
     cuPointerSetAttribute
     cuSignalExternalSemaphoresAsync
-    cuStreamAttachMemAsync
     cuStreamBatchMemOp_v2
     cuStreamBeginCaptureToGraph
     cuStreamGetCtx_v2

@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
     EXPECT(softcuda_live_count("graphs") == 1);
     CHECK(cuGraphDestroy(graph));
     CUmemoryPool pool;
-    EXPECT(cuDeviceGetDefaultMemPool(&pool, 0) == CUDA_ERROR_NOT_SUPPORTED);
+    CHECK(cuDeviceGetDefaultMemPool(&pool, 0));
+    EXPECT(cuArrayDestroy(NULL) == CUDA_ERROR_NOT_SUPPORTED);
 
     CHECK(cuEventDestroy(start));
     CHECK(cuEventDestroy(stop));

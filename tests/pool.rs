@@ -1,0 +1,167 @@
+//! Stream-ordered memory through the safe layer, on softcuda (or with
+//! `--features gpu-tests` the driver the environment names): allocation and free in
+//! a stream's order with a kernel and copies in between, the default pool and created
+//! pools with their typed attributes, trim, peer access from device 1, and every
+//! refusal. No live object is left behind.
+
+mod common;
+
+use common::{ON_GPU, on_device0, second_device};
+
+use oxicuda_driver::CudaError;
+use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::module::JitOptions;
+use oxicuda_driver::pool::{Access, ReusePolicy};
+use oxicuda_driver::sys::{CUresult, CUstream_flags};
+
+const SLICES: &str = include_str!("../kernels/slices.ptx");
+const N: usize = 1000;
+
+#[test]
+fn a_stream_buffer_is_written_by_a_kernel_and_freed_in_stream_order() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy writes `y` only below its length and reads
+        // `x` only below its own.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let pool = cur.default_memory_pool()?;
+        assert!(!pool.is_owned());
+        let used_before = pool.used_current()?;
+        let xs: Vec<f32> = (0..N).map(|i| i as f32).collect();
+        let mut out = vec![0f32; N];
+        {
+            let mut x = stream.alloc_async::<f32>(N)?;
+            let mut y = stream.alloc_async::<f32>(N)?;
+            assert_eq!((x.len(), x.is_empty()), (N, false));
+            assert_eq!(x.stream(), stream.raw());
+            assert!(pool.used_current()? >= used_before + 2 * 4 * N as u64);
+            stream.scope(|s| {
+                s.copy_to_device(&mut x, &xs)?;
+                stream.fill(&mut y, 1.0f32)?;
+                saxpy.launch(
+                    &stream,
+                    N.div_ceil(256) as u32,
+                    256,
+                    0,
+                    (2.0f32, &x, &mut y),
+                )?;
+                s.copy_to_host(&mut out, &y)
+            })??;
+            x.free_async()?;
+            drop(y); // freed in the stream's order too
+        }
+        stream.synchronize()?;
+        let want: Vec<f32> = xs.iter().map(|x| 2.0 * x + 1.0).collect();
+        assert_eq!(out, want);
+        assert_eq!(pool.used_current()?, used_before);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_created_pool_answers_its_attributes_and_trims() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::empty())?;
+        let pool = cur.create_memory_pool(None)?;
+        assert!(pool.is_owned());
+        assert_eq!(pool.device(), cur.device()?);
+        if !ON_GPU {
+            assert_eq!(softcuda::control::live_counts().pools, 1);
+        }
+        pool.set_release_threshold(u64::MAX)?;
+        assert_eq!(pool.release_threshold()?, u64::MAX);
+        for policy in [
+            ReusePolicy::FollowEventDependencies,
+            ReusePolicy::AllowOpportunistic,
+            ReusePolicy::AllowInternalDependencies,
+        ] {
+            pool.set_reuse(policy, false)?;
+            assert!(!pool.reuse(policy)?, "{policy:?}");
+            pool.set_reuse(policy, true)?;
+            assert!(pool.reuse(policy)?, "{policy:?}");
+        }
+        let (free_before, _) = cur.memory_info()?;
+        let b = stream.alloc_from_pool::<u64>(&pool, 4096)?;
+        assert!(pool.used_current()? >= 4096 * 8);
+        assert!(pool.reserved_current()? >= 4096 * 8);
+        let (free_during, _) = cur.memory_info()?;
+        assert!(free_during < free_before, "reserved memory counts as used");
+        b.free_async()?;
+        stream.synchronize()?;
+        assert_eq!(pool.used_current()?, 0);
+        assert!(pool.used_high()? >= 4096 * 8);
+        let reserved = pool.reserved_current()?;
+        assert!(reserved >= 4096 * 8, "kept: the threshold is u64::MAX");
+        pool.reset_high_watermarks()?;
+        if !ON_GPU {
+            assert_eq!((pool.used_high()?, pool.reserved_high()?), (0, 0));
+        }
+        pool.trim_to(0)?;
+        assert_eq!(pool.reserved_current()?, 0);
+        let (free_after, _) = cur.memory_info()?;
+        assert_eq!(free_after, free_before);
+        Ok(())
+    });
+    // The pool is gone with its binding.
+    if !ON_GPU {
+        assert_eq!(softcuda::control::live_counts().pools, 0);
+    }
+}
+
+#[test]
+fn peer_devices_get_access_to_a_pool() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let d1 = second_device(cur.driver());
+        let own = cur.device()?;
+        let pool = cur.create_memory_pool(None)?;
+        assert_eq!(pool.access(&own)?, Access::ReadWrite);
+        if d1 == own {
+            return Ok(()); // one GPU: no peer to ask about
+        }
+        assert_eq!(pool.access(&d1)?, Access::None);
+        pool.set_access(&d1, Access::ReadWrite)?;
+        assert_eq!(pool.access(&d1)?, Access::ReadWrite);
+        pool.set_access(&d1, Access::None)?;
+        assert_eq!(pool.access(&d1)?, Access::None);
+        // The owner's access is fixed.
+        assert_eq!(
+            pool.set_access(&own, Access::Read),
+            Err(CudaError::InvalidArgument {
+                parameter: "access",
+                rule: "a pool's own device always has read-write access",
+            })
+        );
+        Ok(())
+    });
+}
+
+#[test]
+fn bad_requests_are_typed_errors() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::empty())?;
+        assert!(matches!(
+            stream.alloc_async::<f32>(0),
+            Err(CudaError::InvalidArgument {
+                parameter: "len",
+                ..
+            })
+        ));
+        assert!(matches!(
+            cur.create_memory_pool(Some(0)),
+            Err(CudaError::InvalidArgument {
+                parameter: "max_size",
+                ..
+            })
+        ));
+        let small = cur.create_memory_pool(Some(1 << 16))?;
+        assert!(matches!(
+            stream.alloc_from_pool::<u8>(&small, 1 << 20),
+            Err(CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY))
+        ));
+        let fits = stream.alloc_from_pool::<u8>(&small, 1 << 10)?;
+        drop(fits);
+        stream.synchronize()?;
+        Ok(())
+    });
+}
