@@ -259,6 +259,10 @@ fn special(name: &str) -> Option<(Sreg, u8)> {
                 "%ntid" => Sreg::Ntid(d),
                 "%ctaid" => Sreg::Ctaid(d),
                 "%nctaid" => Sreg::Nctaid(d),
+                "%clusterid" => Sreg::ClusterId(d),
+                "%nclusterid" => Sreg::NClusterId(d),
+                "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+                "%cluster_nctaid" => Sreg::ClusterNctaid(d),
                 _ => return None,
             },
             32,
@@ -284,7 +288,21 @@ fn special(name: &str) -> Option<(Sreg, u8)> {
         "%lanemask_gt" => (Sreg::LanemaskGt, 32),
         "%dynamic_smem_size" => (Sreg::DynSmem, 32),
         "%total_smem_size" => (Sreg::TotalSmem, 32),
-        _ => return None,
+        "%cluster_ctarank" => (Sreg::ClusterCtarank, 32),
+        "%cluster_nctarank" => (Sreg::ClusterNctarank, 32),
+        "%is_explicit_cluster" => (Sreg::IsExplicitCluster, 1),
+        "%reserved_smem_offset_begin" => (Sreg::ReservedSmem(0), 32),
+        "%reserved_smem_offset_end" => (Sreg::ReservedSmem(1), 32),
+        "%reserved_smem_offset_cap" => (Sreg::ReservedSmem(2), 32),
+        "%reserved_smem_offset_0" => (Sreg::ReservedSmem(3), 32),
+        "%reserved_smem_offset_1" => (Sreg::ReservedSmem(4), 32),
+        _ => match name
+            .strip_prefix("%envreg")
+            .and_then(|n| n.parse::<u8>().ok())
+        {
+            Some(n) if n < 32 => (Sreg::EnvReg(n), 32),
+            _ => return None,
+        },
     })
 }
 
@@ -2403,7 +2421,17 @@ impl Fcx<'_> {
             });
         }
         if m.has("cluster") {
-            return Err(format!("Unsupported instruction '{opc}'"));
+            // barrier.cluster.arrive[.release|.relaxed][.aligned],
+            // barrier.cluster.wait[.acquire][.aligned]: no operands.
+            if mn != "barrier" || !i.ops.is_empty() {
+                return Err(format!("Unsupported instruction '{opc}'"));
+            }
+            m.ignore(&["aligned", "release", "relaxed", "acquire"]);
+            return match m.one_of(&["arrive", "wait"]) {
+                Some("arrive") => Ok(Op::ClusterBar { arrive: true }),
+                Some(_) => Ok(Op::ClusterBar { arrive: false }),
+                None => Err(format!("Missing operation in '{opc}'")),
+            };
         }
         m.ignore(&["aligned"]);
         let kind = match m.one_of(&["sync", "arrive", "red"]) {

@@ -23,7 +23,7 @@ use super::ir::{
     Ty, VoteMode,
 };
 use super::printf;
-use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, Module};
+use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, LaunchExtras, Module};
 
 /// Generic-address window of shared memory (top byte 0xFE).
 const SHARED_WIN: u64 = 0xFE00_0000_0000_0000;
@@ -39,12 +39,22 @@ pub const MAX_STACK: usize = 512 * 1024;
 const MAX_CALL_DEPTH: usize = 4096;
 /// Shared memory per block (sm_90's 227 KiB).
 const MAX_SHARED: u64 = 227 * 1024;
+/// Shared memory the driver reserves per block (after the kernel's own), read
+/// through `%reserved_smem_offset_*` (cooperative groups' tile scratch).
+const RESERVED_SMEM: u32 = 1024;
+/// Backward branches a thread takes before it yields to the others: a thread that
+/// spins on memory another thread (or block) will write must not run forever.
+const YIELD_AFTER: u32 = 1024;
 
 /// Why a thread stopped running.
 enum Stop {
     Exit,
     Barrier(u8),
     Warp,
+    /// Used its slice (`YIELD_AFTER` backward branches); ready to go on.
+    Yield,
+    /// At `barrier.cluster.wait` before its cluster's phase completed.
+    ClusterWait,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,6 +65,8 @@ enum Status {
     Barrier(u8),
     /// Waiting at a warp collective (pc at it).
     Warp,
+    /// Waiting at `barrier.cluster.wait` (pc at it).
+    ClusterWait,
     Exited,
 }
 
@@ -80,6 +92,9 @@ struct Thread {
     reg_base: u32,
     stack_base: u32,
     carry: bool,
+    /// The cluster barrier phase this thread's last `barrier.cluster.arrive`
+    /// completes.
+    cluster_target: u32,
     /// Register frames, the current one at `reg_base`.
     regs: Vec<u64>,
     /// Local memory: stack frames, the current one at `stack_base`.
@@ -116,6 +131,14 @@ struct Bar {
     ptrue: u32,
 }
 
+/// A cluster's barrier (`barrier.cluster.arrive/wait`): arrivals in the current
+/// phase, and the phases completed.
+#[derive(Debug, Clone, Copy, Default)]
+struct ClusterBar {
+    arrived: u32,
+    phase: u32,
+}
+
 /// Buffers reused from launch to launch on one host thread.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -131,6 +154,8 @@ thread_local! {
 struct RegionCache {
     ranges: [(u64, u64); 4],
     next: usize,
+    /// Memory of the launch itself (a cooperative grid's workspace).
+    own: (u64, u64),
 }
 
 impl RegionCache {
@@ -138,6 +163,7 @@ impl RegionCache {
         RegionCache {
             ranges: [(1, 0); 4],
             next: 0,
+            own: (1, 0),
         }
     }
 
@@ -147,6 +173,9 @@ impl RegionCache {
             return false;
         };
         if self.ranges.iter().any(|&(s, e)| addr >= s && end <= e) {
+            return true;
+        }
+        if addr >= self.own.0 && end <= self.own.1 {
             return true;
         }
         if let Some((s, e)) = mem.region(addr)
@@ -186,6 +215,13 @@ struct Ctx<'a> {
     dyn_bytes: u32,
     shared_bytes: u32,
     gridid: u64,
+    /// Blocks per cluster (1, 1, 1 without an explicit cluster).
+    cluster: [u32; 3],
+    explicit_cluster: bool,
+    /// The cooperative grid's workspace (`%envreg1`, `%envreg2`), 0 otherwise.
+    workspace: u64,
+    /// Where the driver-reserved shared memory begins.
+    reserved_smem: u32,
 }
 
 /// Runs `kernel` of `module` to completion.
@@ -197,6 +233,33 @@ pub fn launch(
     module: &Module,
     kernel: &Kernel,
     cfg: &LaunchConfig,
+    params: &[u8],
+    global_addrs: &[u64],
+    mem: &dyn DeviceMemory,
+) -> Result<(), LaunchError> {
+    launch_ex(
+        module,
+        kernel,
+        cfg,
+        &LaunchExtras::default(),
+        params,
+        global_addrs,
+        mem,
+    )
+}
+
+/// [`launch`] with a cluster shape and/or as a cooperative launch.
+///
+/// The blocks of a cluster are co-resident: they run interleaved (each runs until
+/// all its threads wait, exit or use their slice), so `barrier.cluster` works
+/// across them; clusters run one after another. A cooperative launch makes the
+/// whole grid co-resident the same way and gives it the grid workspace that
+/// `cooperative_groups::this_grid().sync()` reads through `%envreg1/2`.
+pub fn launch_ex(
+    module: &Module,
+    kernel: &Kernel,
+    cfg: &LaunchConfig,
+    ex: &LaunchExtras,
     params: &[u8],
     global_addrs: &[u64],
     mem: &dyn DeviceMemory,
@@ -225,6 +288,17 @@ pub fn launch(
             module.globals.len()
         )));
     }
+    let cluster = ex.cluster.unwrap_or([1, 1, 1]);
+    if cluster.contains(&0) || (0..3).any(|i| cfg.grid[i] % cluster[i] != 0) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster {}x{}x{} does not divide the grid {}x{}x{}",
+            cluster[0], cluster[1], cluster[2], cfg.grid[0], cfg.grid[1], cfg.grid[2]
+        )));
+    }
+    // The grid workspace of a cooperative launch: { wsSize, barrier } (driver_abi.h).
+    let workspace: Box<[AtomicU32; 4]> = Box::new(Default::default());
+    workspace[0].store(8, Ordering::Relaxed);
+    let ws_addr = workspace.as_ptr() as u64;
     let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
     static GRIDS: AtomicU64 = AtomicU64::new(1);
     let mut cx = Ctx {
@@ -241,9 +315,19 @@ pub fn launch(
         dyn_bytes: cfg.dynamic_shared_bytes,
         shared_bytes: shared as u32,
         gridid: GRIDS.fetch_add(1, Ordering::Relaxed),
+        cluster,
+        explicit_cluster: ex.cluster.is_some(),
+        workspace: if ex.cooperative { ws_addr } else { 0 },
+        reserved_smem: (shared as u32).next_multiple_of(16),
     };
-    let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut cache = RegionCache::new();
+    if ex.cooperative {
+        cache.own = (ws_addr, ws_addr + 16);
+    }
+    if ex.cooperative || ex.cluster.is_some() {
+        return run_interleaved(&mut cx, func, &mut cache, ex.cooperative);
+    }
+    let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut result = Ok(());
     'grid: for z in 0..cfg.grid[2] {
         for y in 0..cfg.grid[1] {
@@ -340,11 +424,40 @@ fn run_block(
     cache: &mut RegionCache,
     fresh: bool,
 ) -> Result<(), LaunchError> {
+    init_block(cx, f, &mut s.threads, &mut s.shared, fresh);
+    let mut bars = [Bar::default(); 16];
+    let mut live = cx.nthreads;
+    let mut cb = ClusterBar::default();
+    loop {
+        let mut progress = match step_block(
+            cx,
+            cache,
+            &mut s.threads,
+            &mut s.shared,
+            &mut bars,
+            &mut live,
+            &mut cb,
+        )? {
+            Step::Done => return Ok(()),
+            Step::Progress => true,
+            Step::Stuck => false,
+        };
+        if release_cluster(&mut cb, live, &mut [&mut s.threads[..]]) {
+            progress = true;
+        }
+        if !progress {
+            return Err(deadlock(cx, &s.threads));
+        }
+    }
+}
+
+/// Sets up the threads and shared memory of a block.
+fn init_block(cx: &Ctx, f: &Func, threads: &mut Vec<Thread>, shared: &mut Vec<u8>, fresh: bool) {
     let n = cx.nthreads as usize;
-    s.threads.truncate(n);
-    s.threads.resize_with(n, Thread::default);
+    threads.truncate(n);
+    threads.resize_with(n, Thread::default);
     let [bx, by, _] = cx.block;
-    for (i, t) in s.threads.iter_mut().enumerate() {
+    for (i, t) in threads.iter_mut().enumerate() {
         let i = i as u32;
         t.pc = f.entry;
         t.func = cx.kernel.func;
@@ -355,6 +468,7 @@ fn run_block(
         t.reg_base = 0;
         t.stack_base = 0;
         t.carry = false;
+        t.cluster_target = 0;
         if fresh {
             t.regs.clear();
             t.regs.extend_from_slice(&f.template);
@@ -363,46 +477,206 @@ fn run_block(
         }
         t.frames.clear();
     }
-    s.shared.clear();
-    s.shared.resize(cx.shared_bytes as usize, 0);
-    let mut bars = [Bar::default(); 16];
-    let mut live = n as u32;
+    shared.clear();
+    shared.resize((cx.reserved_smem + RESERVED_SMEM) as usize, 0);
+}
+
+/// What one round of a block did.
+enum Step {
+    /// Every thread has exited.
+    Done,
+    /// Some thread ran or some barrier released.
+    Progress,
+    /// Every live thread waits (at a barrier nothing in the block can release).
+    Stuck,
+}
+
+/// One round of a block: each ready thread runs until it stops, warp by warp (warp
+/// collectives fire as their lanes arrive), then complete barriers release.
+#[allow(clippy::too_many_arguments)]
+fn step_block(
+    cx: &Ctx,
+    cache: &mut RegionCache,
+    threads: &mut [Thread],
+    shared: &mut [u8],
+    bars: &mut [Bar; 16],
+    live: &mut u32,
+    cb: &mut ClusterBar,
+) -> Result<Step, LaunchError> {
+    let n = threads.len();
     let nwarps = n.div_ceil(32);
-    loop {
-        let mut progress = false;
-        for w in 0..nwarps {
-            let (lo, hi) = (w * 32, (w * 32 + 32).min(n));
-            loop {
-                for t in &mut s.threads[lo..hi] {
-                    if t.status != Status::Ready {
-                        continue;
-                    }
-                    progress = true;
-                    t.status = match run_thread(cx, cache, t, &mut s.shared, &mut bars)? {
-                        Stop::Exit => {
-                            live -= 1;
-                            Status::Exited
-                        }
-                        Stop::Barrier(b) => Status::Barrier(b),
-                        Stop::Warp => Status::Warp,
-                    };
-                }
-                if !fire_warp(cx, &mut s.threads[lo..hi]) {
-                    break;
+    let mut progress = false;
+    for w in 0..nwarps {
+        let (lo, hi) = (w * 32, (w * 32 + 32).min(n));
+        loop {
+            for t in &mut threads[lo..hi] {
+                if t.status != Status::Ready {
+                    continue;
                 }
                 progress = true;
+                t.status = match run_thread(cx, cache, t, shared, bars, cb)? {
+                    Stop::Exit => {
+                        *live -= 1;
+                        Status::Exited
+                    }
+                    Stop::Barrier(b) => Status::Barrier(b),
+                    Stop::Warp => Status::Warp,
+                    Stop::Yield => Status::Ready,
+                    Stop::ClusterWait => Status::ClusterWait,
+                };
             }
-        }
-        if live == 0 {
-            return Ok(());
-        }
-        if release_barriers(cx, &mut s.threads, &mut bars, live) {
+            if !fire_warp(cx, &mut threads[lo..hi]) {
+                break;
+            }
             progress = true;
         }
-        if !progress {
-            return Err(deadlock(cx, &s.threads));
+    }
+    if *live == 0 {
+        return Ok(Step::Done);
+    }
+    if release_barriers(cx, threads, bars, *live) {
+        progress = true;
+    }
+    Ok(if progress {
+        Step::Progress
+    } else {
+        Step::Stuck
+    })
+}
+
+/// Completes the cluster barrier's phase once every live thread of the cluster
+/// (`live`, over the blocks `blocks`) has arrived, and wakes the threads waiting
+/// for it. Returns whether it did.
+fn release_cluster(cb: &mut ClusterBar, live: u32, blocks: &mut [&mut [Thread]]) -> bool {
+    if cb.arrived == 0 || cb.arrived < live {
+        return false;
+    }
+    cb.arrived = 0;
+    cb.phase += 1;
+    for t in blocks.iter_mut().flat_map(|b| b.iter_mut()) {
+        if t.status == Status::ClusterWait && t.cluster_target <= cb.phase {
+            t.pc += 1;
+            t.status = Status::Ready;
         }
     }
+    true
+}
+
+/// A resident block of an interleaved launch.
+struct Resident {
+    threads: Vec<Thread>,
+    shared: Vec<u8>,
+    bars: [Bar; 16],
+    live: u32,
+    ctaid: [u32; 3],
+    /// Index of its cluster in the group.
+    cluster: usize,
+}
+
+/// Runs the grid with co-resident blocks: all of it (`cooperative`) or cluster by
+/// cluster. The blocks of a group take rounds in turn; a round in which no block
+/// of the group progressed and no cluster barrier released is a deadlock.
+fn run_interleaved(
+    cx: &mut Ctx,
+    f: &Func,
+    cache: &mut RegionCache,
+    cooperative: bool,
+) -> Result<(), LaunchError> {
+    let [gx, gy, gz] = cx.grid;
+    let [cx_, cy_, cz_] = cx.cluster;
+    let (ncx, ncy, ncz) = (gx / cx_, gy / cy_, gz / cz_);
+    let per_cluster = (cx_ * cy_ * cz_) as usize;
+    // Every cluster's blocks, clusters in linear order.
+    let mut clusters: Vec<Vec<[u32; 3]>> = Vec::new();
+    for kz in 0..ncz {
+        for ky in 0..ncy {
+            for kx in 0..ncx {
+                let mut blocks = Vec::with_capacity(per_cluster);
+                for z in 0..cz_ {
+                    for y in 0..cy_ {
+                        for x in 0..cx_ {
+                            blocks.push([kx * cx_ + x, ky * cy_ + y, kz * cz_ + z]);
+                        }
+                    }
+                }
+                clusters.push(blocks);
+            }
+        }
+    }
+    let groups: Vec<Vec<Vec<[u32; 3]>>> = if cooperative {
+        vec![clusters]
+    } else {
+        clusters.into_iter().map(|c| vec![c]).collect()
+    };
+    for group in groups {
+        let mut blocks: Vec<Resident> = Vec::new();
+        for (ci, c) in group.iter().enumerate() {
+            for &ctaid in c {
+                let mut r = Resident {
+                    threads: Vec::new(),
+                    shared: Vec::new(),
+                    bars: [Bar::default(); 16],
+                    live: cx.nthreads,
+                    ctaid,
+                    cluster: ci,
+                };
+                cx.ctaid = ctaid;
+                init_block(cx, f, &mut r.threads, &mut r.shared, true);
+                blocks.push(r);
+            }
+        }
+        let mut cbs = vec![ClusterBar::default(); group.len()];
+        loop {
+            let mut progress = false;
+            let mut done = true;
+            for b in blocks.iter_mut().filter(|b| b.live > 0) {
+                cx.ctaid = b.ctaid;
+                let cb = cbs.get_mut(b.cluster).ok_or_else(|| {
+                    LaunchError::InvalidValue("cluster index out of range".into())
+                })?;
+                match step_block(
+                    cx,
+                    cache,
+                    &mut b.threads,
+                    &mut b.shared,
+                    &mut b.bars,
+                    &mut b.live,
+                    cb,
+                )? {
+                    Step::Done => progress = true,
+                    Step::Progress => {
+                        progress = true;
+                        done = false;
+                    }
+                    Step::Stuck => done = false,
+                }
+            }
+            if done {
+                break;
+            }
+            for (ci, cb) in cbs.iter_mut().enumerate() {
+                let members = blocks.iter_mut().filter(|b| b.cluster == ci);
+                let mut live = 0;
+                let mut threads: Vec<&mut [Thread]> = Vec::new();
+                for b in members {
+                    live += b.live;
+                    threads.push(&mut b.threads[..]);
+                }
+                if release_cluster(cb, live, &mut threads) {
+                    progress = true;
+                }
+            }
+            if !progress {
+                let stuck = blocks.iter().find(|b| b.live > 0);
+                if let Some(b) = stuck {
+                    cx.ctaid = b.ctaid;
+                    return Err(deadlock(cx, &b.threads));
+                }
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn deadlock(cx: &Ctx, threads: &[Thread]) -> LaunchError {
@@ -831,6 +1105,25 @@ fn special(cx: &Ctx, t: &Thread, sr: Sreg) -> u64 {
         Sreg::LanemaskGt => !((2u64 << lane) - 1) & 0xffff_ffff,
         Sreg::DynSmem => u64::from(cx.dyn_bytes),
         Sreg::TotalSmem => u64::from(cx.shared_bytes),
+        Sreg::ClusterId(d) => u64::from(cx.ctaid[k(d)] / cx.cluster[k(d)]),
+        Sreg::NClusterId(d) => u64::from(cx.grid[k(d)] / cx.cluster[k(d)]),
+        Sreg::ClusterCtaid(d) => u64::from(cx.ctaid[k(d)] % cx.cluster[k(d)]),
+        Sreg::ClusterNctaid(d) => u64::from(cx.cluster[k(d)]),
+        Sreg::ClusterCtarank => {
+            let [x, y, z] = [0, 1, 2].map(|i| cx.ctaid[i] % cx.cluster[i]);
+            u64::from(x + cx.cluster[0] * (y + cx.cluster[1] * z))
+        }
+        Sreg::ClusterNctarank => u64::from(cx.cluster[0] * cx.cluster[1] * cx.cluster[2]),
+        Sreg::IsExplicitCluster => u64::from(cx.explicit_cluster),
+        Sreg::EnvReg(1) => cx.workspace & 0xffff_ffff,
+        Sreg::EnvReg(2) => cx.workspace >> 32,
+        Sreg::EnvReg(_) => 0,
+        Sreg::ReservedSmem(w) => u64::from(match w {
+            0 | 3 => cx.reserved_smem,
+            1 => cx.reserved_smem + RESERVED_SMEM,
+            2 => RESERVED_SMEM,
+            _ => cx.reserved_smem + 16,
+        }),
     }
 }
 
@@ -938,8 +1231,10 @@ fn run_thread(
     t: &mut Thread,
     shared: &mut [u8],
     bars: &mut [Bar; 16],
+    cb: &mut ClusterBar,
 ) -> Result<Stop, LaunchError> {
     let code = cx.code;
+    let mut budget = YIELD_AFTER;
     let funcs = &cx.prog.funcs;
     let mut pc = t.pc as usize;
     let mut base = t.reg_base as usize;
@@ -1261,7 +1556,14 @@ fn run_thread(
                 }
             }
             &Op::Bra { target } => {
+                let back = target as usize <= pc;
                 pc = target as usize;
+                if back {
+                    budget -= 1;
+                    if budget == 0 {
+                        stop!(Stop::Yield);
+                    }
+                }
                 continue;
             }
             &Op::Call { site } => {
@@ -1395,6 +1697,15 @@ fn run_thread(
             | Op::MatchAny { .. }
             | Op::MatchAll { .. } => stop!(Stop::Warp),
             Op::Fence => fence(Ordering::SeqCst),
+            &Op::ClusterBar { arrive: true } => {
+                cb.arrived += 1;
+                t.cluster_target = cb.phase + 1;
+            }
+            &Op::ClusterBar { arrive: false } => {
+                if cb.phase < t.cluster_target {
+                    stop!(Stop::ClusterWait);
+                }
+            }
         }
         pc += 1;
     }

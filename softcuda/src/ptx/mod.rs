@@ -8,7 +8,9 @@
 //! error log naming it and its line, rather than giving a wrong result at run time.
 //!
 //! [`launch`] runs a kernel to completion on the calling thread. Blocks run one
-//! after another; the threads of a block run cooperatively: each runs until it
+//! after another (but see [`launch_ex`]: the blocks of a cluster, or of a
+//! cooperative grid, run interleaved); a thread yields after 1024 backward
+//! branches, so that one spinning on memory another thread writes makes way; the threads of a block run cooperatively: each runs until it
 //! reaches a barrier (`bar.sync`), a warp collective (`shfl.sync`, `vote.sync`, ...)
 //! or its end, then the next runs. A barrier releases when every thread that has
 //! not exited has reached it; a collective is evaluated once every live lane of its
@@ -49,7 +51,7 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::{MAX_STACK, check_launch, launch};
+pub use exec::{MAX_STACK, check_launch, launch, launch_ex};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +210,18 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Bytes of dynamic shared memory (`.extern .shared` arrays).
     pub dynamic_shared_bytes: u32,
+}
+
+/// What `cuLaunchKernelEx` adds to a launch: a cluster shape and cooperative
+/// (co-resident) execution. See [`launch_ex`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LaunchExtras {
+    /// Blocks per cluster in x, y, z (each dividing the grid); `None`: no explicit
+    /// cluster (every block is a cluster of one).
+    pub cluster: Option<[u32; 3]>,
+    /// Run every block of the grid co-resident, with the grid workspace that
+    /// `cooperative_groups::this_grid().sync()` needs.
+    pub cooperative: bool,
 }
 
 /// What a kernel may touch: device memory is ordinary host memory at its real
