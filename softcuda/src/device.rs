@@ -177,7 +177,8 @@ impl Profile {
             90 => 1,      // COMPUTE_PREEMPTION_SUPPORTED
             91 => 1,      // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
             92..=94 => 0, // stream memory operations (v1): not implemented
-            95 | 96 => 0, // COOPERATIVE_(MULTI_DEVICE_)LAUNCH: not implemented
+            95 => 1,      // COOPERATIVE_LAUNCH (api/launch_ex.rs)
+            96 => 0,      // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
             97 => self.shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
             98 => 0,      // CAN_FLUSH_REMOTE_WRITES
             99 => 1,      // HOST_REGISTER_SUPPORTED
@@ -200,7 +201,7 @@ impl Profile {
             114 => 0,     // TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
             115 => 0,     // MEMORY_POOLS_SUPPORTED: not implemented yet
             116..=119 => 0, // GPUDirect RDMA, pool handle types
-            120 => 0,     // CLUSTER_LAUNCH: not implemented
+            120 => i32::from(hopper), // CLUSTER_LAUNCH: on compute capability 9.0+
             121 => 0,     // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
             122 | 123 => 0, // 64-bit stream mem ops, wait value NOR
             124 | 125 => 0, // DMA_BUF, IPC_EVENT

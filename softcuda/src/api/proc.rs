@@ -6,6 +6,7 @@
 //! driver version, or softcuda does not implement that ABI, the answer is "not found"
 //! — the real driver would silently hand back an older ABI instead.
 
+use super::launch_ex::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
@@ -228,6 +229,11 @@ exports! {
     "cuStreamGetCaptureInfo" @ 11030 => cuStreamGetCaptureInfo_v2,
     "cuStreamGetCaptureInfo" @ 12030 => cuStreamGetCaptureInfo_v3,
     "cuThreadExchangeStreamCaptureMode" @ 10010 => cuThreadExchangeStreamCaptureMode,
+    "cuLaunchKernelEx" @ 11060 => cuLaunchKernelEx,
+    "cuLaunchCooperativeKernel" @ 9000 => cuLaunchCooperativeKernel,
+    "cuLaunchCooperativeKernelMultiDevice" @ 9000 => cuLaunchCooperativeKernelMultiDevice,
+    "cuOccupancyMaxActiveClusters" @ 11070 => cuOccupancyMaxActiveClusters,
+    "cuOccupancyMaxPotentialClusterSize" @ 11070 => cuOccupancyMaxPotentialClusterSize,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

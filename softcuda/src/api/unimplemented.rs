@@ -117,11 +117,8 @@ unimplemented_functions! {
     cuKernelSetAttribute
     cuKernelSetCacheConfig
     cuLaunch
-    cuLaunchCooperativeKernel
-    cuLaunchCooperativeKernelMultiDevice
     cuLaunchGrid
     cuLaunchGridAsync
-    cuLaunchKernelEx
     cuLibraryEnumerateKernels
     cuLibraryGetGlobal
     cuLibraryGetKernel
@@ -205,8 +202,6 @@ unimplemented_functions! {
     cuMulticastCreate
     cuMulticastGetGranularity
     cuMulticastUnbind
-    cuOccupancyMaxActiveClusters
-    cuOccupancyMaxPotentialClusterSize
     cuParamSetSize
     cuParamSetTexRef
     cuParamSetf

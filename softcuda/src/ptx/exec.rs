@@ -222,6 +222,9 @@ struct Ctx<'a> {
     workspace: u64,
     /// Where the driver-reserved shared memory begins.
     reserved_smem: u32,
+    /// Its size: `RESERVED_SMEM` if the module reads `%reserved_smem_offset_*`,
+    /// else 0.
+    reserved_len: u32,
 }
 
 /// Runs `kernel` of `module` to completion.
@@ -319,6 +322,11 @@ pub fn launch_ex(
         explicit_cluster: ex.cluster.is_some(),
         workspace: if ex.cooperative { ws_addr } else { 0 },
         reserved_smem: (shared as u32).next_multiple_of(16),
+        reserved_len: if module.reserved_smem {
+            RESERVED_SMEM
+        } else {
+            0
+        },
     };
     let mut cache = RegionCache::new();
     if ex.cooperative {
@@ -478,7 +486,12 @@ fn init_block(cx: &Ctx, f: &Func, threads: &mut Vec<Thread>, shared: &mut Vec<u8
         t.frames.clear();
     }
     shared.clear();
-    shared.resize((cx.reserved_smem + RESERVED_SMEM) as usize, 0);
+    let len = if cx.reserved_len > 0 {
+        cx.reserved_smem + cx.reserved_len
+    } else {
+        cx.shared_bytes
+    };
+    shared.resize(len as usize, 0);
 }
 
 /// What one round of a block did.
@@ -1115,8 +1128,9 @@ fn special(cx: &Ctx, t: &Thread, sr: Sreg) -> u64 {
         }
         Sreg::ClusterNctarank => u64::from(cx.cluster[0] * cx.cluster[1] * cx.cluster[2]),
         Sreg::IsExplicitCluster => u64::from(cx.explicit_cluster),
-        Sreg::EnvReg(1) => cx.workspace & 0xffff_ffff,
-        Sreg::EnvReg(2) => cx.workspace >> 32,
+        // driver_abi.h: load_env_reg64<1, 2>, high word in %envreg1.
+        Sreg::EnvReg(1) => cx.workspace >> 32,
+        Sreg::EnvReg(2) => cx.workspace & 0xffff_ffff,
         Sreg::EnvReg(_) => 0,
         Sreg::ReservedSmem(w) => u64::from(match w {
             0 | 3 => cx.reserved_smem,

@@ -163,7 +163,7 @@ pub(crate) enum Sreg {
     /// `%is_explicit_cluster`: whether the launch gave a cluster shape.
     IsExplicitCluster,
     /// `%envreg<n>` (0..32): driver-defined; 1 and 2 hold the cooperative grid's
-    /// workspace address (low, high), the others read 0.
+    /// workspace address (high, low), the others read 0.
     EnvReg(u8),
     /// `%reserved_smem_offset_begin/_end/_cap/_0/_1` (0..5): the driver-reserved
     /// shared memory of the block.

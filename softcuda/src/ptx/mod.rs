@@ -155,6 +155,10 @@ pub struct Kernel {
 #[derive(Debug, Clone)]
 pub struct Module {
     prog: ir::Program,
+    /// Whether some function reads `%reserved_smem_offset_*`: only then does a
+    /// block get the driver-reserved shared memory after its own (so that other
+    /// kernels' out-of-bounds shared accesses stay illegal).
+    reserved_smem: bool,
     kernels: Vec<Kernel>,
     globals: Vec<GlobalVar>,
 }
@@ -177,6 +181,15 @@ impl Module {
         };
         Ok((
             Module {
+                reserved_smem: c.prog.code.iter().any(|i| {
+                    matches!(
+                        i.op,
+                        ir::Op::Special {
+                            sr: ir::Sreg::ReservedSmem(_),
+                            ..
+                        }
+                    )
+                }),
                 prog: c.prog,
                 kernels: c.kernels,
                 globals: c.globals,
