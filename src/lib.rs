@@ -17,7 +17,8 @@
 //!   [`memory`] (device buffers and views), [`pinned`] (page-locked host memory),
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
 //!   the structured log), [`launch`] (typed kernel arguments, which reach the
-//!   kernel as slices) and [`graph`] (CUDA graphs: capture or build, instantiate,
+//!   kernel as slices), [`launch_config`] (extended launch: clusters, cooperative
+//!   launch and the other launch attributes, checked before the driver call) and [`graph`] (CUDA graphs: capture or build, instantiate,
 //!   launch — each state a type).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
@@ -41,6 +42,7 @@ pub mod event;
 pub mod graph;
 pub mod jit;
 pub mod launch;
+pub mod launch_config;
 pub mod loader;
 pub mod memory;
 pub mod module;
