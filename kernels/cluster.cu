@@ -43,3 +43,15 @@ extern "C" __global__ void cluster_info(Slice<unsigned int> out, Slice<unsigned 
         out.ptr[b * 8 + 7] = cid < arrived.len ? atomicAdd(&arrived.ptr[cid], 0u) : 0u;
     }
 }
+
+// Rust: (Out<u32>,). Compiled with a cluster shape of 2 blocks (__cluster_dims__,
+// PTX .reqnctapercluster): every launch runs in pairs, even a plain cuLaunchKernel.
+// out[b] = 100 * the block's rank in its cluster + the blocks in its cluster.
+extern "C" __global__ void __cluster_dims__(2, 1, 1) fixed_pairs(Slice<unsigned int> out)
+{
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();
+    if (threadIdx.x == 0 && blockIdx.x < out.len) {
+        out.ptr[blockIdx.x] = 100 * cluster.block_rank() + cluster.num_blocks();
+    }
+}

@@ -539,3 +539,77 @@ fn cluster_occupancy() {
         }
     });
 }
+
+#[test]
+fn a_kernel_compiled_with_cluster_dims_runs_in_clusters_even_through_cu_launch_kernel() {
+    let _g = serial();
+    with_module(0, CLUSTER_PTX, |m, s| {
+        let f = function(m, c"fixed_pairs");
+        // SAFETY: live function; valid pointers.
+        unsafe {
+            let mut v = 0;
+            ok(cuFuncGetAttribute(&mut v, 10, f)); // CLUSTER_SIZE_MUST_BE_SET
+            assert_eq!(v, 1);
+            ok(cuFuncGetAttribute(&mut v, 11, f)); // REQUIRED_CLUSTER_WIDTH
+            assert_eq!(v, 2);
+            assert_eq!(cuFuncSetAttribute(f, 11, 4), code::NOT_PERMITTED);
+        }
+        let mut out = Buf::new(6);
+        let mut params = [out.param()];
+        // SAFETY: one pointer per parameter.
+        ok(unsafe {
+            cuLaunchKernel(
+                f,
+                6,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                s,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        });
+        sync(s);
+        assert_eq!(out.read(), [2, 102, 2, 102, 2, 102]);
+        // Through cuLaunchKernelEx: the same shape is fine, another is refused, and
+        // a grid it does not divide is refused.
+        ok(launch_ex(
+            f,
+            [4, 1, 1],
+            [32, 1, 1],
+            s,
+            &mut [cluster(2, 1, 1)],
+            &mut params,
+        ));
+        let r = launch_ex(
+            f,
+            [4, 1, 1],
+            [32, 1, 1],
+            s,
+            &mut [cluster(4, 1, 1)],
+            &mut params,
+        );
+        assert_eq!(r, code::INVALID_CLUSTER_SIZE);
+        // SAFETY: as above.
+        let r = unsafe {
+            cuLaunchKernel(
+                f,
+                5,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                s,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(r, code::INVALID_VALUE);
+        sync(s);
+    });
+}

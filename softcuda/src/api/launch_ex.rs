@@ -133,11 +133,22 @@ fn attrs_of(id: u64) -> ClusterAttrs {
         .unwrap_or_default()
 }
 
+/// The cluster attributes of function `id`: the kernel's directives
+/// (`.reqnctapercluster`, `.maxclusterrank`) over what was set.
+fn effective_attrs(id: u64, f: &FunctionEntry) -> ClusterAttrs {
+    let mut a = attrs_of(id);
+    if let Some(d) = f.ptx.kernels()[f.kernel].cluster_dims {
+        a.required = d;
+    }
+    a
+}
+
 /// `cuFuncGetAttribute` for the cluster attributes (10..=15).
-pub(crate) fn get_func_attribute(id: u64, attr: c_uint) -> R<c_int> {
-    let a = attrs_of(id);
+pub(crate) fn get_func_attribute(id: u64, f: &FunctionEntry, attr: c_uint) -> R<c_int> {
+    let a = effective_attrs(id, f);
+    let k = &f.ptx.kernels()[f.kernel];
     Ok(match attr {
-        10 => 0, // CLUSTER_SIZE_MUST_BE_SET: no compile-time cluster shape (.reqnctapercluster is not parsed)
+        10 => c_int::from(k.explicit_cluster || k.cluster_dims.is_some()), // CLUSTER_SIZE_MUST_BE_SET
         11..=13 => a.required[(attr - 11) as usize] as c_int,
         14 => c_int::from(a.non_portable),
         15 => a.policy as c_int,
@@ -156,6 +167,14 @@ pub(crate) fn set_func_attribute(
 ) -> R {
     if dev.cc.0 < 9 {
         return Err(code::NOT_SUPPORTED);
+    }
+    let compiled = s
+        .functions
+        .get(&id)
+        .is_some_and(|f| f.ptx.kernels()[f.kernel].cluster_dims.is_some());
+    if compiled && (11..=13).contains(&attr) {
+        // Set at compile time (`__cluster_dims__`): the driver refuses to change it.
+        return Err(code::NOT_PERMITTED);
     }
     let mut g = FUNC_ATTRS.lock().unwrap_or_else(|e| e.into_inner());
     let map = g.get_or_insert_with(HashMap::new);
@@ -183,13 +202,17 @@ pub(crate) fn set_func_attribute(
     Ok(())
 }
 
-/// The largest cluster a function may use on `dev`.
-fn cluster_limit(a: &ClusterAttrs) -> u32 {
-    if a.non_portable {
+/// The largest cluster a function may use: 8, or 16 with non-portable sizes
+/// allowed, at most its `.maxclusterrank`.
+fn cluster_limit(a: &ClusterAttrs, f: &FunctionEntry) -> u32 {
+    let limit = if a.non_portable {
         NON_PORTABLE_CLUSTER
     } else {
         PORTABLE_CLUSTER
-    }
+    };
+    f.ptx.kernels()[f.kernel]
+        .max_cluster_rank
+        .map_or(limit, |m| limit.min(m))
 }
 
 /// Clusters of `size` blocks (each of `threads` threads, `dynamic` bytes) resident
@@ -298,9 +321,12 @@ fn read_attributes(
             _ => return Err(code::INVALID_VALUE), // 13 (graph nodes only) and unknown ids
         }
     }
-    let fa = attrs_of(id);
+    let fa = effective_attrs(id, f);
     if rec.cluster.is_none() && fa.required != [0; 3] {
         rec.cluster = Some(fa.required);
+    }
+    if rec.cluster.is_none() && f.ptx.kernels()[f.kernel].explicit_cluster {
+        return Err(code::INVALID_CLUSTER_SIZE); // `.explicitcluster` needs a shape
     }
     let grid = cfg.grid;
     if let Some(c) = rec.cluster {
@@ -310,7 +336,7 @@ fn read_attributes(
         let size = u64::from(c[0]) * u64::from(c[1]) * u64::from(c[2]);
         if c.contains(&0)
             || (0..3).any(|i| grid[i] % c[i] != 0)
-            || size > u64::from(cluster_limit(&fa))
+            || size > u64::from(cluster_limit(&fa, f))
         {
             return Err(code::INVALID_CLUSTER_SIZE);
         }
@@ -529,7 +555,7 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveClusters(
 ) -> CUresult {
     api!("cuOccupancyMaxActiveClusters", {
         let (cfg, id, fe, dev) = cluster_query(f, config)?;
-        let fa = attrs_of(id);
+        let fa = effective_attrs(id, &fe);
         let mut cluster = (fa.required != [0; 3]).then_some(fa.required);
         for i in 0..cfg.num_attrs as usize {
             if cfg.attrs.is_null() {
@@ -547,7 +573,7 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveClusters(
         }
         let c = cluster.ok_or(code::INVALID_CLUSTER_SIZE)?;
         let size = c.iter().map(|&d| u64::from(d)).product::<u64>();
-        if size == 0 || size > u64::from(cluster_limit(&fa)) {
+        if size == 0 || size > u64::from(cluster_limit(&fa, &fe)) {
             return Err(code::INVALID_CLUSTER_SIZE);
         }
         let threads = cfg.block.iter().product::<u32>();
@@ -576,7 +602,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialClusterSize(
 ) -> CUresult {
     api!("cuOccupancyMaxPotentialClusterSize", {
         let (cfg, id, fe, dev) = cluster_query(f, config)?;
-        let fa = attrs_of(id);
+        let fa = effective_attrs(id, &fe);
         let threads = cfg.block.iter().product::<u32>();
         let k = &fe.ptx.kernels()[fe.kernel];
         if threads == 0 || threads > k.max_threads_per_block.unwrap_or(1024).min(1024) {
@@ -584,6 +610,6 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialClusterSize(
         }
         let fit = blocks_per_sm(&dev, k, threads, u64::from(cfg.shared_mem_bytes))
             .saturating_mul(SMS_PER_GPC);
-        out(n, fit.min(cluster_limit(&fa)) as c_int)
+        out(n, fit.min(cluster_limit(&fa, &fe)) as c_int)
     })
 }

@@ -445,7 +445,7 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
             7 => 0,
             8 => f.max_dynamic_shared.saturating_sub(k.static_shared_bytes) as c_int,
             9 => -1,
-            10..=15 => super::launch_ex::get_func_attribute(id, attr)?,
+            10..=15 => super::launch_ex::get_func_attribute(id, &f, attr)?,
             _ => return Err(code::INVALID_VALUE),
         };
         out(value, v)

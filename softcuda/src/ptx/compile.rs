@@ -2698,6 +2698,7 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
     let mut reqntid = None;
     let mut min_blocks = None;
     let mut maxnreg = None;
+    let (mut cluster_dims, mut explicit_cluster, mut max_cluster_rank) = (None, false, None);
     for (name, nums, line) in &f.directives {
         let dims = || -> Result<[u32; 3], CErr> {
             if nums.is_empty() || nums.len() > 3 || nums.iter().any(|&n| n == 0 || n > 1024) {
@@ -2711,8 +2712,13 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
             "reqntid" => reqntid = Some(dims()?),
             "minnctapersm" => min_blocks = nums.first().map(|&n| n as u32),
             "maxnreg" => maxnreg = nums.first().map(|&n| n as u32),
-            "maxnctapersm" | "noreturn" | "maxclusterrank" | "reqnctapercluster"
-            | "explicitcluster" | "blocksareclusters" => {}
+            "reqnctapercluster" => cluster_dims = Some(dims()?),
+            "explicitcluster" => explicit_cluster = true,
+            "maxclusterrank" => max_cluster_rank = nums.first().map(|&n| n as u32),
+            "maxnctapersm" | "noreturn" => {}
+            "blocksareclusters" => {
+                return Err((*line, format!("Unsupported directive '.{name}'")));
+            }
             _ => return Err((*line, format!("Unknown directive '.{name}'"))),
         }
     }
@@ -2749,6 +2755,9 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
         maxntid,
         reqntid,
         min_blocks_per_sm: min_blocks,
+        cluster_dims,
+        explicit_cluster,
+        max_cluster_rank,
         func: fi,
         shared_offsets,
         dyn_shared_offset,

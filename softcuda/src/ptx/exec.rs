@@ -291,7 +291,9 @@ pub fn launch_ex(
             module.globals.len()
         )));
     }
-    let cluster = ex.cluster.unwrap_or([1, 1, 1]);
+    let explicit = ex.cluster.or(kernel.cluster_dims);
+    check_cluster(kernel, cfg, explicit)?;
+    let cluster = explicit.unwrap_or([1, 1, 1]);
     if cluster.contains(&0) || (0..3).any(|i| cfg.grid[i] % cluster[i] != 0) {
         return Err(LaunchError::InvalidValue(format!(
             "cluster {}x{}x{} does not divide the grid {}x{}x{}",
@@ -319,7 +321,7 @@ pub fn launch_ex(
         shared_bytes: shared as u32,
         gridid: GRIDS.fetch_add(1, Ordering::Relaxed),
         cluster,
-        explicit_cluster: ex.cluster.is_some(),
+        explicit_cluster: explicit.is_some(),
         workspace: if ex.cooperative { ws_addr } else { 0 },
         reserved_smem: (shared as u32).next_multiple_of(16),
         reserved_len: if module.reserved_smem {
@@ -332,7 +334,7 @@ pub fn launch_ex(
     if ex.cooperative {
         cache.own = (ws_addr, ws_addr + 16);
     }
-    if ex.cooperative || ex.cluster.is_some() {
+    if ex.cooperative || explicit.is_some() {
         return run_interleaved(&mut cx, func, &mut cache, ex.cooperative);
     }
     let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
@@ -360,6 +362,10 @@ pub fn launch_ex(
 /// the interpreter would refuse is refused at once.
 pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
     check_config(kernel, cfg)?;
+    if kernel.cluster_dims.is_some() {
+        // `.explicitcluster` is checked where the launch's cluster shape is known.
+        check_cluster(kernel, cfg, kernel.cluster_dims)?;
+    }
     if kernel.local_bytes as usize > MAX_STACK {
         // The deepest chain of frames known before the launch (recursion aside)
         // cannot fit: refused now rather than failing, or allocating, at run time.
@@ -372,6 +378,45 @@ pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchErr
     if shared > MAX_SHARED {
         return Err(LaunchError::OutOfResources(format!(
             "{shared} bytes of shared memory per block (at most {MAX_SHARED})"
+        )));
+    }
+    Ok(())
+}
+
+/// The kernel's cluster directives against the launch's cluster shape `cluster`
+/// (the launch's, else `.reqnctapercluster`): `.explicitcluster` needs one, a
+/// `.reqnctapercluster` shape must be the one used, `.maxclusterrank` bounds its
+/// size, and it must divide the grid.
+pub fn check_cluster(
+    k: &Kernel,
+    cfg: &LaunchConfig,
+    cluster: Option<[u32; 3]>,
+) -> Result<(), LaunchError> {
+    let Some(c) = cluster else {
+        if k.explicit_cluster {
+            return Err(LaunchError::InvalidValue(format!(
+                "kernel '{}' is .explicitcluster: the launch needs a cluster shape",
+                k.name
+            )));
+        }
+        return Ok(());
+    };
+    if k.cluster_dims.is_some_and(|r| r != c) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster {c:?} differs from the kernel's .reqnctapercluster {:?}",
+            k.cluster_dims
+        )));
+    }
+    let size = c.iter().map(|&d| u64::from(d)).product::<u64>();
+    if k.max_cluster_rank.is_some_and(|m| size > u64::from(m)) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster of {size} blocks exceeds the kernel's .maxclusterrank"
+        )));
+    }
+    if c.contains(&0) || (0..3).any(|i| cfg.grid[i] % c[i] != 0) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster {c:?} does not divide the grid {:?}",
+            cfg.grid
         )));
     }
     Ok(())

@@ -51,7 +51,7 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::{MAX_STACK, check_launch, launch, launch_ex};
+pub use exec::{MAX_STACK, check_cluster, check_launch, launch, launch_ex};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,6 +142,13 @@ pub struct Kernel {
     pub reqntid: Option<[u32; 3]>,
     /// `.minnctapersm n`.
     pub min_blocks_per_sm: Option<u32>,
+    /// `.reqnctapercluster x, y, z` (CUDA's `__cluster_dims__`): every launch runs
+    /// in clusters of this shape.
+    pub cluster_dims: Option<[u32; 3]>,
+    /// `.explicitcluster`: a launch must give a cluster shape.
+    pub explicit_cluster: bool,
+    /// `.maxclusterrank n`: the most blocks a cluster may have.
+    pub max_cluster_rank: Option<u32>,
     /// Index of the compiled function.
     func: u32,
     /// Offset of each module shared variable in this kernel's layout (`u32::MAX`
