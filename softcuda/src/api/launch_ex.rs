@@ -227,6 +227,10 @@ fn active_clusters(dev: &Profile, f: &FunctionEntry, threads: u32, dynamic: u64,
     (per_gpc / size).saturating_mul(gpcs)
 }
 
+/// What the attributes of a launch say: the extras of the run, the record, and
+/// the programmatic event to record after it (with its flags).
+type ReadAttributes = (LaunchExtras, LaunchRecord, Option<(CUevent, c_uint)>);
+
 /// Reads the attributes of `cfg`: the extras of the launch and what was recorded.
 /// Every attribute is validated here, before anything is queued.
 fn read_attributes(
@@ -234,7 +238,7 @@ fn read_attributes(
     cfg: &CUlaunchConfig,
     id: u64,
     f: &FunctionEntry,
-) -> R<(LaunchExtras, LaunchRecord, Option<(CUevent, c_uint)>)> {
+) -> R<ReadAttributes> {
     let dev = device_of(s, f.ctx)?;
     let hopper = dev.cc.0 >= 9;
     let mut rec = LaunchRecord::default();
@@ -335,7 +339,7 @@ fn read_attributes(
         }
         let size = u64::from(c[0]) * u64::from(c[1]) * u64::from(c[2]);
         if c.contains(&0)
-            || (0..3).any(|i| grid[i] % c[i] != 0)
+            || (0..3).any(|i| !grid[i].is_multiple_of(c[i]))
             || size > u64::from(cluster_limit(&fa, f))
         {
             return Err(code::INVALID_CLUSTER_SIZE);

@@ -294,14 +294,8 @@ pub fn launch_ex(
     let explicit = ex.cluster.or(kernel.cluster_dims);
     check_cluster(kernel, cfg, explicit)?;
     let cluster = explicit.unwrap_or([1, 1, 1]);
-    if cluster.contains(&0) || (0..3).any(|i| cfg.grid[i] % cluster[i] != 0) {
-        return Err(LaunchError::InvalidValue(format!(
-            "cluster {}x{}x{} does not divide the grid {}x{}x{}",
-            cluster[0], cluster[1], cluster[2], cfg.grid[0], cfg.grid[1], cfg.grid[2]
-        )));
-    }
     // The grid workspace of a cooperative launch: { wsSize, barrier } (driver_abi.h).
-    let workspace: Box<[AtomicU32; 4]> = Box::new(Default::default());
+    let workspace: Box<[AtomicU32; 4]> = Box::default();
     workspace[0].store(8, Ordering::Relaxed);
     let ws_addr = workspace.as_ptr() as u64;
     let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
@@ -413,7 +407,7 @@ pub fn check_cluster(
             "cluster of {size} blocks exceeds the kernel's .maxclusterrank"
         )));
     }
-    if c.contains(&0) || (0..3).any(|i| cfg.grid[i] % c[i] != 0) {
+    if c.contains(&0) || (0..3).any(|i| !cfg.grid[i].is_multiple_of(c[i])) {
         return Err(LaunchError::InvalidValue(format!(
             "cluster {c:?} does not divide the grid {:?}",
             cfg.grid
