@@ -72,6 +72,9 @@ pub struct CUlaunchConfig {
     pub num_attrs: c_uint,
 }
 
+// The C layouts of cuda.h (x86-64): 72 and 56 bytes.
+const _: () = assert!(size_of::<CUlaunchAttribute>() == 72 && size_of::<CUlaunchConfig>() == 56);
+
 /// SMs per GPC in the cluster occupancy model: a cluster's blocks share one GPC.
 pub const SMS_PER_GPC: u32 = 16;
 /// The portable cluster-size limit.
