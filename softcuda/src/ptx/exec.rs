@@ -706,14 +706,14 @@ fn run_interleaved(
             if done {
                 break;
             }
-            for (ci, cb) in cbs.iter_mut().enumerate() {
-                let members = blocks.iter_mut().filter(|b| b.cluster == ci);
-                let mut live = 0;
-                let mut threads: Vec<&mut [Thread]> = Vec::new();
-                for b in members {
-                    live += b.live;
-                    threads.push(&mut b.threads[..]);
+            // The blocks of cluster `ci` are `blocks[ci * per_cluster..][..per_cluster]`.
+            for (cb, members) in cbs.iter_mut().zip(blocks.chunks_mut(per_cluster)) {
+                if cb.arrived == 0 {
+                    continue;
                 }
+                let live = members.iter().map(|b| b.live).sum();
+                let mut threads: Vec<&mut [Thread]> =
+                    members.iter_mut().map(|b| &mut b.threads[..]).collect();
                 if release_cluster(cb, live, &mut threads) {
                     progress = true;
                 }
