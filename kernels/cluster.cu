@@ -55,3 +55,40 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) fixed_pairs(Slice<unsigned 
         out.ptr[blockIdx.x] = 100 * cluster.block_rank() + cluster.num_blocks();
     }
 }
+
+// Rust: (Out<u32>,). Distributed shared memory (cluster.map_shared_rank: mapa),
+// block size 64, a 1-D grid and clusters of C blocks in x. Each block fills its
+// shared array with 1000 * rank + thread index and adds 1 to rank 0's shared
+// counter; after the cluster barrier every thread reads its neighbour's (rank + 1)
+// value at its index: out[64 * b + t] = 1000 * ((rank + 1) % C) + t; and rank 0
+// writes its counter (C) to out[64 * gridDim.x + cluster id].
+extern "C" __global__ void neighbour_shared(Slice<unsigned int> out)
+{
+    __shared__ unsigned int vals[64];
+    __shared__ unsigned int counter;
+    cg::cluster_group cluster = cg::this_cluster();
+    unsigned int rank = cluster.block_rank();
+    unsigned int t = threadIdx.x;
+    if (t == 0) {
+        counter = 0;
+    }
+    if (t < 64) {
+        vals[t] = 1000 * rank + t;
+    }
+    cluster.sync();
+    if (t == 0) {
+        atomicAdd(cluster.map_shared_rank(&counter, 0), 1u);
+    }
+    unsigned int next = (rank + 1) % cluster.num_blocks();
+    unsigned int *theirs = cluster.map_shared_rank(vals, next);
+    unsigned int v = t < 64 ? theirs[t] : 0;
+    cluster.sync();
+    unsigned int b = blockIdx.x;
+    if (t < 64 && 64ull * b + t < out.len) {
+        out.ptr[64 * b + t] = v;
+    }
+    unsigned int slot = 64 * gridDim.x + b / cluster.num_blocks();
+    if (t == 0 && rank == 0 && slot < out.len) {
+        out.ptr[slot] = counter;
+    }
+}

@@ -613,3 +613,112 @@ fn a_kernel_compiled_with_cluster_dims_runs_in_clusters_even_through_cu_launch_k
         sync(s);
     });
 }
+
+#[test]
+fn blocks_of_a_cluster_read_and_update_each_others_shared_memory() {
+    let _g = serial();
+    with_module(0, CLUSTER_PTX, |m, s| {
+        let f = function(m, c"neighbour_shared");
+        for (grid, c) in [(8u32, 4u32), (6, 2), (3, 1)] {
+            let clusters = (grid / c) as usize;
+            let mut out = Buf::new(64 * grid as usize + clusters);
+            let mut params = [out.param()];
+            ok(launch_ex(
+                f,
+                [grid, 1, 1],
+                [64, 1, 1],
+                s,
+                &mut [cluster(c, 1, 1)],
+                &mut params,
+            ));
+            sync(s);
+            let v = out.read();
+            for b in 0..grid {
+                let rank = b % c;
+                for t in 0..64 {
+                    let want = 1000 * ((rank + 1) % c) + t;
+                    assert_eq!(
+                        v[(64 * b + t) as usize],
+                        want,
+                        "block {b}, thread {t}, cluster {c}"
+                    );
+                }
+            }
+            assert_eq!(
+                &v[64 * grid as usize..],
+                vec![c; clusters],
+                "rank 0's counter"
+            );
+        }
+        // Without a cluster (an implicit cluster of one), a block maps its own memory.
+        let mut out = Buf::new(64 * 2 + 2);
+        let mut params = [out.param()];
+        ok(launch_ex(f, [2, 1, 1], [64, 1, 1], s, &mut [], &mut params));
+        sync(s);
+        let v = out.read();
+        assert_eq!(v[5], 5);
+        assert_eq!(&v[128..], [1, 1]);
+    });
+}
+
+/// Hand-written: `mapa.shared::cluster.u32`, `getctarank` and `ld.shared::cluster`
+/// on 32-bit cluster addresses, and the barrier's qualified forms.
+const DSMEM_PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry dsmem(.param .u64 out)
+{
+.reg .b32 %r<10>;
+.reg .b64 %rd<4>;
+.shared .align 4 .b32 buf;
+mov.u32 %r1, %cluster_ctarank;
+mov.u32 %r2, %cluster_nctarank;
+mad.lo.u32 %r3, %r1, 10, 1;
+st.shared.u32 [buf], %r3;
+barrier.cluster.arrive;
+barrier.cluster.wait;
+add.u32 %r4, %r1, 1;
+rem.u32 %r4, %r4, %r2;
+mov.u32 %r5, buf;
+mapa.shared::cluster.u32 %r6, %r5, %r4;
+getctarank.shared::cluster.u32 %r7, %r6;
+ld.shared::cluster.u32 %r8, [%r6];
+barrier.cluster.arrive.release.aligned;
+barrier.cluster.wait.acquire.aligned;
+ld.param.u64 %rd1, [out];
+mov.u32 %r9, %ctaid.x;
+mul.wide.u32 %rd2, %r9, 8;
+add.u64 %rd3, %rd1, %rd2;
+st.global.v2.u32 [%rd3], {%r8, %r7};
+ret;
+}
+"#;
+
+#[test]
+fn hand_written_cluster_addresses() {
+    let _g = serial();
+    with_module(0, DSMEM_PTX, |m, s| {
+        let f = function(m, c"dsmem");
+        let mut out = Buf::new(2 * 6);
+        let mut p = out.ptr;
+        let mut params = [(&raw mut p).cast::<c_void>()];
+        ok(launch_ex(
+            f,
+            [6, 1, 1],
+            [1, 1, 1],
+            s,
+            &mut [cluster(3, 1, 1)],
+            &mut params,
+        ));
+        sync(s);
+        let v = out.read();
+        for b in 0..6u32 {
+            let next = (b % 3 + 1) % 3;
+            assert_eq!(
+                &v[(2 * b) as usize..(2 * b + 2) as usize],
+                [10 * next + 1, next],
+                "block {b}"
+            );
+        }
+    });
+}

@@ -75,7 +75,7 @@ const UNSUPPORTED_TYPES: [&str; 14] = [
 ];
 
 /// Known PTX instructions the interpreter does not implement (for a clearer message).
-const UNSUPPORTED_INSTS: [&str; 38] = [
+const UNSUPPORTED_INSTS: [&str; 36] = [
     "tex",
     "tld4",
     "txq",
@@ -98,8 +98,6 @@ const UNSUPPORTED_INSTS: [&str; 38] = [
     "alloca",
     "stacksave",
     "stackrestore",
-    "getctarank",
-    "mapa",
     "applypriority",
     "discard",
     "createpolicy",
@@ -233,9 +231,19 @@ fn int_ty(t: Ty) -> IntTy {
 /// Space modifiers of memory instructions.
 fn space_mod(m: &mut Mods) -> Option<MemSpace> {
     Some(
-        match m.one_of(&["global", "shared", "local", "const", "param"])? {
+        match m.one_of(&[
+            "global",
+            "shared",
+            "shared::cta",
+            "shared::cluster",
+            "local",
+            "const",
+            "param",
+        ])? {
             "global" => MemSpace::Global,
-            "shared" => MemSpace::Shared,
+            // A cluster address of the block's own memory is its shared address;
+            // other blocks' (from `mapa`) are told apart at run time.
+            "shared" | "shared::cta" | "shared::cluster" => MemSpace::Shared,
             "local" => MemSpace::Local,
             "const" => MemSpace::Const,
             _ => MemSpace::KParam,
@@ -1663,6 +1671,34 @@ impl Fcx<'_> {
                     bits32: ty == Ty::U32,
                     d,
                     a,
+                }
+            }
+            "mapa" | "getctarank" => {
+                let cluster = m.has("shared::cluster");
+                let ty = m.ty()?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(format!("Illegal type in '{opc}'"));
+                }
+                if mn == "mapa" {
+                    let o = self.operands(i, 3)?;
+                    let d = self.dst(&o[0])?;
+                    let (a, rank) = (self.src(&o[1], ty)?, self.src(&o[2], Ty::U32)?);
+                    Op::Mapa {
+                        d,
+                        a,
+                        rank,
+                        generic: !cluster,
+                        bits32: ty == Ty::U32,
+                    }
+                } else {
+                    let o = self.operands(i, 2)?;
+                    let d = self.dst(&o[0])?;
+                    let a = self.src(&o[1], ty)?;
+                    Op::GetCtaRank {
+                        d,
+                        a,
+                        generic: !cluster,
+                    }
                 }
             }
             "isspacep" => {

@@ -196,6 +196,8 @@ enum Loc {
     /// A host address (global or constant memory).
     Host(u64),
     Shared(usize),
+    /// Shared memory of another block of the cluster: (rank, offset).
+    Peer(usize, usize),
     Local(usize),
     Param(usize),
 }
@@ -484,6 +486,7 @@ fn run_block(
             &mut bars,
             &mut live,
             &mut cb,
+            &mut [],
         )? {
             Step::Done => return Ok(()),
             Step::Progress => true,
@@ -554,6 +557,7 @@ fn step_block(
     bars: &mut [Bar; 16],
     live: &mut u32,
     cb: &mut ClusterBar,
+    peers: &mut [Vec<u8>],
 ) -> Result<Step, LaunchError> {
     let n = threads.len();
     let nwarps = n.div_ceil(32);
@@ -566,7 +570,7 @@ fn step_block(
                     continue;
                 }
                 progress = true;
-                t.status = match run_thread(cx, cache, t, shared, bars, cb)? {
+                t.status = match run_thread(cx, cache, t, shared, bars, cb, peers)? {
                     Stop::Exit => {
                         *live -= 1;
                         Status::Exited
@@ -617,7 +621,6 @@ fn release_cluster(cb: &mut ClusterBar, live: u32, blocks: &mut [&mut [Thread]])
 /// A resident block of an interleaved launch.
 struct Resident {
     threads: Vec<Thread>,
-    shared: Vec<u8>,
     bars: [Bar; 16],
     live: u32,
     ctaid: [u32; 3],
@@ -661,40 +664,54 @@ fn run_interleaved(
         clusters.into_iter().map(|c| vec![c]).collect()
     };
     for group in groups {
+        // Block i's shared memory is shared[i]; the blocks of a cluster, in rank
+        // order, are `per_cluster` consecutive ones (distributed shared memory).
         let mut blocks: Vec<Resident> = Vec::new();
+        let mut shared: Vec<Vec<u8>> = Vec::new();
         for (ci, c) in group.iter().enumerate() {
             for &ctaid in c {
                 let mut r = Resident {
                     threads: Vec::new(),
-                    shared: Vec::new(),
                     bars: [Bar::default(); 16],
                     live: cx.nthreads,
                     ctaid,
                     cluster: ci,
                 };
+                let mut s = Vec::new();
                 cx.ctaid = ctaid;
-                init_block(cx, f, &mut r.threads, &mut r.shared, true);
+                init_block(cx, f, &mut r.threads, &mut s, true);
                 blocks.push(r);
+                shared.push(s);
             }
         }
         let mut cbs = vec![ClusterBar::default(); group.len()];
         loop {
             let mut progress = false;
             let mut done = true;
-            for b in blocks.iter_mut().filter(|b| b.live > 0) {
+            for (i, b) in blocks.iter_mut().enumerate().filter(|(_, b)| b.live > 0) {
                 cx.ctaid = b.ctaid;
-                let cb = cbs.get_mut(b.cluster).ok_or_else(|| {
-                    LaunchError::InvalidValue("cluster index out of range".into())
-                })?;
-                match step_block(
+                let bad = || LaunchError::InvalidValue("cluster index out of range".into());
+                let cb = cbs.get_mut(b.cluster).ok_or_else(bad)?;
+                let first = b.cluster * per_cluster;
+                let peers = shared.get_mut(first..first + per_cluster).ok_or_else(bad)?;
+                let slot = peers.get_mut(i - first).ok_or_else(bad)?;
+                // The block's own memory is taken out of the cluster's for the round
+                // (an access to its own rank goes to `own`).
+                let mut own = std::mem::take(slot);
+                let step = step_block(
                     cx,
                     cache,
                     &mut b.threads,
-                    &mut b.shared,
+                    &mut own,
                     &mut b.bars,
                     &mut b.live,
                     cb,
-                )? {
+                    peers,
+                );
+                if let Some(slot) = peers.get_mut(i - first) {
+                    *slot = own;
+                }
+                match step? {
                     Step::Done => progress = true,
                     Step::Progress => {
                         progress = true;
@@ -977,11 +994,13 @@ fn resolve(space: MemSpace, addr: u64) -> (MemSpace, u64) {
 
 /// Checks an access of `len` bytes (a power of two) at `addr` and says where it goes.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn locate(
     cx: &Ctx,
     cache: &mut RegionCache,
     stack_len: usize,
     shared_len: usize,
+    peers: &[Vec<u8>],
     space: MemSpace,
     addr: u64,
     len: u32,
@@ -1000,8 +1019,31 @@ fn locate(
         MemSpace::Global | MemSpace::Const | MemSpace::Generic if cache.check(cx.mem, a, len64) => {
             Ok(Loc::Host(a))
         }
+        MemSpace::Shared if a >> 24 != 0 => peer(cx, peers, shared_len, a, len64).ok_or(bad),
         _ => Err(bad),
     }
+}
+
+/// A cluster address (`mapa`): rank + 1 in bits 24.., the offset below.
+const CLUSTER_RANK_SHIFT: u32 = 24;
+
+/// The block's rank in its cluster.
+fn own_rank(cx: &Ctx) -> u64 {
+    let [x, y, z] = [0, 1, 2].map(|i| cx.ctaid[i] % cx.cluster[i].max(1));
+    u64::from(x + cx.cluster[0] * (y + cx.cluster[1] * z))
+}
+
+/// Where a cluster shared-memory address goes: the block's own memory or a peer's.
+#[cold]
+fn peer(cx: &Ctx, peers: &[Vec<u8>], shared_len: usize, a: u64, len: u64) -> Option<Loc> {
+    let rank = (a >> CLUSTER_RANK_SHIFT).checked_sub(1)?;
+    let off = a & ((1 << CLUSTER_RANK_SHIFT) - 1);
+    let end = off.checked_add(len)?;
+    if rank == own_rank(cx) {
+        return (end <= shared_len as u64).then_some(Loc::Shared(off as usize));
+    }
+    let buf = peers.get(usize::try_from(rank).ok()?)?;
+    (end <= buf.len() as u64).then_some(Loc::Peer(rank as usize, off as usize))
 }
 
 #[inline(always)]
@@ -1086,10 +1128,19 @@ fn host_atomic(addr: u64, size: u32, op: AtomOp, ty: Ty, b: u64, c: u64) -> u64 
 }
 
 #[inline(always)]
-fn read(cx: &Ctx, loc: Loc, stack: &[u8], shared: &[u8], off: u32, size: u32) -> u64 {
+fn read(
+    cx: &Ctx,
+    loc: Loc,
+    stack: &[u8],
+    shared: &[u8],
+    peers: &[Vec<u8>],
+    off: u32,
+    size: u32,
+) -> u64 {
     match loc {
         Loc::Host(a) => host_read(a + u64::from(off), size),
         Loc::Shared(a) => rd(shared, a + off as usize, size),
+        Loc::Peer(r, a) => peers.get(r).map_or(0, |p| rd(p, a + off as usize, size)),
         Loc::Local(a) => rd(stack, a + off as usize, size),
         Loc::Param(a) => rd(cx.params, a + off as usize, size),
     }
@@ -1200,11 +1251,12 @@ impl PrintfSource<'_, '_> {
             self.cache,
             stack.len(),
             shared.len(),
+            &[],
             MemSpace::Generic,
             addr,
             size,
         ) {
-            Ok(loc) => Some(read(self.cx, loc, stack, shared, 0, size)),
+            Ok(loc) => Some(read(self.cx, loc, stack, shared, &[], 0, size)),
             Err(e) => {
                 self.err = Some(e);
                 None
@@ -1285,6 +1337,7 @@ fn run_thread(
     shared: &mut [u8],
     bars: &mut [Bar; 16],
     cb: &mut ClusterBar,
+    peers: &mut [Vec<u8>],
 ) -> Result<Stop, LaunchError> {
     let code = cx.code;
     let mut budget = YIELD_AFTER;
@@ -1534,12 +1587,13 @@ fn run_thread(
                     cache,
                     t.stack.len(),
                     shared.len(),
+                    peers,
                     *space,
                     addr,
                     size * u32::from(*n),
                 )?;
                 for (k, &x) in d.iter().take(usize::from(*n)).enumerate() {
-                    let v = read(cx, loc, &t.stack, shared, k as u32 * size, size);
+                    let v = read(cx, loc, &t.stack, shared, peers, k as u32 * size, size);
                     r!(x) = extend(v, *ty, *dbits);
                 }
             }
@@ -1551,6 +1605,7 @@ fn run_thread(
                     cache,
                     t.stack.len(),
                     shared.len(),
+                    peers,
                     *space,
                     addr,
                     size * u32::from(*n),
@@ -1561,6 +1616,11 @@ fn run_thread(
                     match loc {
                         Loc::Host(h) => host_write(h + u64::from(off), size, v),
                         Loc::Shared(o) => wr(shared, o + off as usize, size, v),
+                        Loc::Peer(r, o) => {
+                            if let Some(p) = peers.get_mut(r) {
+                                wr(p, o + off as usize, size, v);
+                            }
+                        }
                         Loc::Local(o) => wr(&mut t.stack, o + off as usize, size, v),
                         Loc::Param(_) => {
                             return Err(LaunchError::IllegalAddress {
@@ -1582,7 +1642,16 @@ fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate(cx, cache, t.stack.len(), shared.len(), *space, addr, size)?;
+                let loc = locate(
+                    cx,
+                    cache,
+                    t.stack.len(),
+                    shared.len(),
+                    peers,
+                    *space,
+                    addr,
+                    size,
+                )?;
                 let bv = r!(*b);
                 let cv = if *c == NO_REG { 0 } else { r!(*c) };
                 let old = match loc {
@@ -1592,6 +1661,14 @@ fn run_thread(
                         wr(shared, o, size, atom_apply(*op, *ty, old, bv, cv));
                         old
                     }
+                    Loc::Peer(r, o) => match peers.get_mut(r) {
+                        Some(p) => {
+                            let old = rd(p, o, size);
+                            wr(p, o, size, atom_apply(*op, *ty, old, bv, cv));
+                            old
+                        }
+                        None => 0,
+                    },
                     Loc::Local(o) => {
                         let old = rd(&t.stack, o, size);
                         wr(&mut t.stack, o, size, atom_apply(*op, *ty, old, bv, cv));
@@ -1750,6 +1827,36 @@ fn run_thread(
             | Op::MatchAny { .. }
             | Op::MatchAll { .. } => stop!(Stop::Warp),
             Op::Fence => fence(Ordering::SeqCst),
+            &Op::Mapa {
+                d,
+                a,
+                rank,
+                generic,
+                bits32,
+            } => {
+                let v = r!(a);
+                let off = if generic {
+                    if v & WIN_MASK != SHARED_WIN {
+                        return Err(LaunchError::IllegalAddress { addr: v, len: 0 });
+                    }
+                    v - SHARED_WIN
+                } else {
+                    v
+                } & ((1 << CLUSTER_RANK_SHIFT) - 1);
+                let c = ((r!(rank) & 0x7f) + 1) << CLUSTER_RANK_SHIFT | off;
+                let out = if generic { SHARED_WIN | c } else { c };
+                r!(d) = if bits32 { out & 0xffff_ffff } else { out };
+            }
+            &Op::GetCtaRank { d, a, generic } => {
+                let v = r!(a);
+                let v = if generic {
+                    v.wrapping_sub(SHARED_WIN)
+                } else {
+                    v
+                };
+                let hi = (v >> CLUSTER_RANK_SHIFT) & 0xff;
+                r!(d) = if hi == 0 { own_rank(cx) } else { hi - 1 };
+            }
             &Op::ClusterBar { arrive: true } => {
                 cb.arrived += 1;
                 t.cluster_target = cb.phase + 1;

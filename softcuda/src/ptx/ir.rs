@@ -638,6 +638,21 @@ pub(crate) enum Op {
         d: Reg,
         p: Reg,
     },
+    /// `mapa`: d = the address of `a`'s shared-memory location in the block of
+    /// cluster rank `rank` (a generic or a `.shared::cluster` address).
+    Mapa {
+        d: Reg,
+        a: Reg,
+        rank: Reg,
+        generic: bool,
+        bits32: bool,
+    },
+    /// `getctarank`: d = the cluster rank of the block whose shared memory `a` is in.
+    GetCtaRank {
+        d: Reg,
+        a: Reg,
+        generic: bool,
+    },
     /// `barrier.cluster.arrive` (`arrive`) or `barrier.cluster.wait` (not `arrive`).
     ClusterBar {
         arrive: bool,
