@@ -699,7 +699,7 @@ fn hand_written_cluster_addresses() {
     let _g = serial();
     with_module(0, DSMEM_PTX, |m, s| {
         let f = function(m, c"dsmem");
-        let mut out = Buf::new(2 * 6);
+        let out = Buf::new(2 * 6);
         let mut p = out.ptr;
         let mut params = [(&raw mut p).cast::<c_void>()];
         ok(launch_ex(
