@@ -18,12 +18,13 @@
 //!   [`module`] (modules, kernel lookup, globals, occupancy), [`jit`] (JIT options and
 //!   the structured log), [`link`] (the JIT linker: inputs checked, linked, loaded as
 //!   a module), [`library`] (context-independent libraries and their kernels),
-//!   [`launch`] (typed kernel arguments, which reach the
-//!   kernel as slices), [`graph`] (CUDA graphs: capture or build, instantiate,
-//!   launch — each state a type), [`pool`] (memory pools and stream-ordered
-//!   allocation), [`managed`] (managed memory: attach, prefetch, advice, host
-//!   access) and [`tensor_map`] (TMA descriptors, every documented rule checked
-//!   before the driver sees them).
+//!   [`launch`] (typed kernel arguments, which reach the kernel as slices),
+//!   [`launch_config`] (extended launch: clusters, cooperative launch and the other
+//!   launch attributes, checked before the driver call), [`graph`] (CUDA graphs:
+//!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
+//!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
+//!   prefetch, advice, host access) and [`tensor_map`] (TMA descriptors, every
+//!   documented rule checked before the driver sees them).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -46,6 +47,7 @@ pub mod event;
 pub mod graph;
 pub mod jit;
 pub mod launch;
+pub mod launch_config;
 pub mod library;
 pub mod link;
 pub mod loader;

@@ -179,3 +179,38 @@ fn managed_memory_with_no_driver_chosen_runs_on_softcuda_and_says_so() {
         "{s}"
     );
 }
+
+#[test]
+fn cluster_launch_with_no_driver_chosen_runs_on_softcudas_9_0_device() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("cluster_launch");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("compute capability (9, 0)"), "{s}");
+    assert!(
+        s.contains("block 15: cluster 3 of 4, rank 3 of 4, 4 blocks arrived before the barrier"),
+        "{s}"
+    );
+    assert!(s.contains("refused before the launch"), "{s}");
+    assert!(
+        s.contains("16 blocks in clusters of 4, all as expected"),
+        "{s}"
+    );
+}
+
+#[test]
+fn cooperative_reduce_with_no_driver_chosen_runs_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("cooperative_reduce");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("synchronised with grid.sync()"), "{s}");
+    assert!(s.contains("cannot be resident at once"), "{s}");
+    assert!(s.contains("65536 elements, equal to the CPU sum"), "{s}");
+}

@@ -179,7 +179,8 @@ impl Profile {
             90 => 1,      // COMPUTE_PREEMPTION_SUPPORTED
             91 => 1,      // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
             92..=94 => 0, // stream memory operations (v1): not implemented
-            95 | 96 => 0, // COOPERATIVE_(MULTI_DEVICE_)LAUNCH: not implemented
+            95 => 1,      // COOPERATIVE_LAUNCH (api/launch_ex.rs)
+            96 => 0,      // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
             97 => self.shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
             98 => 0,      // CAN_FLUSH_REMOTE_WRITES
             99 => 1,      // HOST_REGISTER_SUPPORTED
@@ -204,7 +205,7 @@ impl Profile {
             115 => 1,     // MEMORY_POOLS_SUPPORTED
             116..=118 => 0, // GPUDirect RDMA
             119 => 0,     // MEMPOOL_SUPPORTED_HANDLE_TYPES: none
-            120 => 0,     // CLUSTER_LAUNCH: not implemented
+            120 => i32::from(hopper), // CLUSTER_LAUNCH: on compute capability 9.0+
             121 => 0,     // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
             122 | 123 => 0, // 64-bit stream mem ops, wait value NOR
             124 | 125 => 0, // DMA_BUF, IPC_EVENT

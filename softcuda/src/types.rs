@@ -53,6 +53,7 @@ pub mod code {
     pub const ILLEGAL_INSTRUCTION: CUresult = 715;
     pub const MISALIGNED_ADDRESS: CUresult = 716;
     pub const LAUNCH_FAILED: CUresult = 719;
+    pub const COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
     pub const NOT_PERMITTED: CUresult = 800;
     pub const NOT_SUPPORTED: CUresult = 801;
     pub const STREAM_CAPTURE_UNSUPPORTED: CUresult = 900;
@@ -65,6 +66,7 @@ pub mod code {
     pub const CAPTURED_EVENT: CUresult = 907;
     pub const STREAM_CAPTURE_WRONG_THREAD: CUresult = 908;
     pub const GRAPH_EXEC_UPDATE_FAILURE: CUresult = 910;
+    pub const INVALID_CLUSTER_SIZE: CUresult = 912;
     pub const UNKNOWN: CUresult = 999;
 }
 

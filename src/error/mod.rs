@@ -202,6 +202,25 @@ pub enum CudaError {
         /// The rule broken.
         rule: &'static str,
     },
+    /// A launch configuration that breaks one of the driver's rules, found before
+    /// the driver is called ([`crate::launch_config`]).
+    #[error("invalid launch configuration, {parameter}: {rule}")]
+    InvalidLaunch {
+        /// The setting at fault (`grid`, `block`, `cluster`, `cooperative`, ...).
+        parameter: &'static str,
+        /// The rule it breaks, with the values involved.
+        rule: String,
+    },
+    /// A cooperative launch whose grid cannot be resident on the device at once.
+    #[error(
+        "a cooperative grid of {blocks} blocks cannot be resident at once: the device holds at most {max} such blocks"
+    )]
+    CooperativeGridTooLarge {
+        /// Blocks in the grid.
+        blocks: u64,
+        /// Resident blocks per multiprocessor × multiprocessors.
+        max: u64,
+    },
 }
 
 impl CudaError {

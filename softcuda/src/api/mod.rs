@@ -24,6 +24,7 @@ pub mod context;
 pub mod device;
 pub mod graph;
 pub mod init;
+pub mod launch_ex;
 pub mod library;
 pub mod link;
 pub mod managed;

@@ -26,7 +26,7 @@ fn module_id(h: CUmodule) -> R<u64> {
     state::id_of(Kind::Module, h).ok_or(code::INVALID_HANDLE)
 }
 
-fn function(s: &State, h: CUfunction) -> R<(u64, FunctionEntry)> {
+pub(crate) fn function(s: &State, h: CUfunction) -> R<(u64, FunctionEntry)> {
     let id = state::id_of(Kind::Function, h).ok_or(code::INVALID_HANDLE)?;
     s.functions
         .get(&id)
@@ -450,7 +450,7 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     })
 }
 
-fn device_of(s: &State, ctx: u64) -> R<&Profile> {
+pub(crate) fn device_of(s: &State, ctx: u64) -> R<&Profile> {
     Ok(&s.config.devices[s.context(ctx)?.device])
 }
 
@@ -464,10 +464,14 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
     api!("cuFuncGetAttribute", {
         let s = state::state();
         state::require_init(&s)?;
-        let (_, f) = function(&s, hfunc)?;
+        let (id, f) = function(&s, hfunc)?;
         let k = &f.ptx.kernels()[f.kernel];
         let dev = device_of(&s, f.ctx)?;
-        out(value, attribute_of(dev, k, f.max_dynamic_shared, attr)?)
+        let v = match attr {
+            10..=15 => super::launch_ex::get_func_attribute(id, &f, attr)?,
+            _ => attribute_of(dev, k, f.max_dynamic_shared, attr)?,
+        };
+        out(value, v)
     })
 }
 
@@ -522,6 +526,11 @@ pub unsafe extern "C" fn cuFuncSetAttribute(
             }
             9 if (-1..=100).contains(&value) => Ok(()),
             9 => Err(code::INVALID_VALUE),
+            10 => Err(code::INVALID_VALUE), // CLUSTER_SIZE_MUST_BE_SET: read-only
+            11..=15 => {
+                let dev = device_of(&s, f.ctx)?.clone();
+                super::launch_ex::set_func_attribute(&s, id, &dev, attr, value)
+            }
             _ => Err(code::NOT_SUPPORTED),
         }
     })
@@ -590,7 +599,7 @@ pub unsafe extern "C" fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction)
     })
 }
 
-fn launch_error(e: LaunchError) -> CUresult {
+pub(crate) fn launch_error(e: LaunchError) -> CUresult {
     match e {
         LaunchError::IllegalAddress { .. } => code::ILLEGAL_ADDRESS,
         LaunchError::MisalignedAddress { .. } => code::MISALIGNED_ADDRESS,
@@ -788,7 +797,7 @@ pub(crate) fn kernel_job(f: FunctionEntry, cfg: LaunchConfig, packed: Arc<Vec<u8
 /// dynamic) than a block can have on the device
 /// (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) fits 0 times, as on the driver. Wide
 /// arithmetic throughout: no input overflows.
-fn blocks_per_sm(dev: &Profile, k: &ptx::Kernel, block: u32, dynamic: u64) -> u32 {
+pub(crate) fn blocks_per_sm(dev: &Profile, k: &ptx::Kernel, block: u32, dynamic: u64) -> u32 {
     if block == 0 {
         return 0;
     }

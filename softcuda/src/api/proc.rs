@@ -6,6 +6,7 @@
 //! driver version, or softcuda does not implement that ABI, the answer is "not found"
 //! — the real driver would silently hand back an older ABI instead.
 
+use super::launch_ex::*;
 use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::{library::*, link::*};
@@ -275,6 +276,11 @@ exports! {
     "cuMemAdvise" @ 12020 => cuMemAdvise_v2,
     "cuMemRangeGetAttribute" @ 8000 => cuMemRangeGetAttribute,
     "cuMemRangeGetAttributes" @ 8000 => cuMemRangeGetAttributes,
+    "cuLaunchKernelEx" @ 11060 => cuLaunchKernelEx,
+    "cuLaunchCooperativeKernel" @ 9000 => cuLaunchCooperativeKernel,
+    "cuLaunchCooperativeKernelMultiDevice" @ 9000 => cuLaunchCooperativeKernelMultiDevice,
+    "cuOccupancyMaxActiveClusters" @ 11070 => cuOccupancyMaxActiveClusters,
+    "cuOccupancyMaxPotentialClusterSize" @ 11070 => cuOccupancyMaxPotentialClusterSize,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

@@ -108,11 +108,8 @@ unimplemented_functions! {
     cuIpcOpenEventHandle
     cuKernelSetCacheConfig
     cuLaunch
-    cuLaunchCooperativeKernel
-    cuLaunchCooperativeKernelMultiDevice
     cuLaunchGrid
     cuLaunchGridAsync
-    cuLaunchKernelEx
     cuLibraryGetManaged
     cuLibraryGetUnifiedFunction
     cuLogsCurrent
@@ -166,8 +163,6 @@ unimplemented_functions! {
     cuMulticastCreate
     cuMulticastGetGranularity
     cuMulticastUnbind
-    cuOccupancyMaxActiveClusters
-    cuOccupancyMaxPotentialClusterSize
     cuParamSetSize
     cuParamSetTexRef
     cuParamSetf

@@ -75,7 +75,7 @@ const UNSUPPORTED_TYPES: [&str; 14] = [
 ];
 
 /// Known PTX instructions the interpreter does not implement (for a clearer message).
-const UNSUPPORTED_INSTS: [&str; 38] = [
+const UNSUPPORTED_INSTS: [&str; 36] = [
     "tex",
     "tld4",
     "txq",
@@ -98,8 +98,6 @@ const UNSUPPORTED_INSTS: [&str; 38] = [
     "alloca",
     "stacksave",
     "stackrestore",
-    "getctarank",
-    "mapa",
     "applypriority",
     "discard",
     "createpolicy",
@@ -233,9 +231,19 @@ fn int_ty(t: Ty) -> IntTy {
 /// Space modifiers of memory instructions.
 fn space_mod(m: &mut Mods) -> Option<MemSpace> {
     Some(
-        match m.one_of(&["global", "shared", "local", "const", "param"])? {
+        match m.one_of(&[
+            "global",
+            "shared",
+            "shared::cta",
+            "shared::cluster",
+            "local",
+            "const",
+            "param",
+        ])? {
             "global" => MemSpace::Global,
-            "shared" => MemSpace::Shared,
+            // A cluster address of the block's own memory is its shared address;
+            // other blocks' (from `mapa`) are told apart at run time.
+            "shared" | "shared::cta" | "shared::cluster" => MemSpace::Shared,
             "local" => MemSpace::Local,
             "const" => MemSpace::Const,
             _ => MemSpace::KParam,
@@ -259,6 +267,10 @@ fn special(name: &str) -> Option<(Sreg, u8)> {
                 "%ntid" => Sreg::Ntid(d),
                 "%ctaid" => Sreg::Ctaid(d),
                 "%nctaid" => Sreg::Nctaid(d),
+                "%clusterid" => Sreg::ClusterId(d),
+                "%nclusterid" => Sreg::NClusterId(d),
+                "%cluster_ctaid" => Sreg::ClusterCtaid(d),
+                "%cluster_nctaid" => Sreg::ClusterNctaid(d),
                 _ => return None,
             },
             32,
@@ -284,7 +296,21 @@ fn special(name: &str) -> Option<(Sreg, u8)> {
         "%lanemask_gt" => (Sreg::LanemaskGt, 32),
         "%dynamic_smem_size" => (Sreg::DynSmem, 32),
         "%total_smem_size" => (Sreg::TotalSmem, 32),
-        _ => return None,
+        "%cluster_ctarank" => (Sreg::ClusterCtarank, 32),
+        "%cluster_nctarank" => (Sreg::ClusterNctarank, 32),
+        "%is_explicit_cluster" => (Sreg::IsExplicitCluster, 1),
+        "%reserved_smem_offset_begin" => (Sreg::ReservedSmem(0), 32),
+        "%reserved_smem_offset_end" => (Sreg::ReservedSmem(1), 32),
+        "%reserved_smem_offset_cap" => (Sreg::ReservedSmem(2), 32),
+        "%reserved_smem_offset_0" => (Sreg::ReservedSmem(3), 32),
+        "%reserved_smem_offset_1" => (Sreg::ReservedSmem(4), 32),
+        _ => match name
+            .strip_prefix("%envreg")
+            .and_then(|n| n.parse::<u8>().ok())
+        {
+            Some(n) if n < 32 => (Sreg::EnvReg(n), 32),
+            _ => return None,
+        },
     })
 }
 
@@ -1647,6 +1673,34 @@ impl Fcx<'_> {
                     a,
                 }
             }
+            "mapa" | "getctarank" => {
+                let cluster = m.has("shared::cluster");
+                let ty = m.ty()?;
+                if !matches!(ty, Ty::U32 | Ty::U64) {
+                    return Err(format!("Illegal type in '{opc}'"));
+                }
+                if mn == "mapa" {
+                    let o = self.operands(i, 3)?;
+                    let d = self.dst(&o[0])?;
+                    let (a, rank) = (self.src(&o[1], ty)?, self.src(&o[2], Ty::U32)?);
+                    Op::Mapa {
+                        d,
+                        a,
+                        rank,
+                        generic: !cluster,
+                        bits32: ty == Ty::U32,
+                    }
+                } else {
+                    let o = self.operands(i, 2)?;
+                    let d = self.dst(&o[0])?;
+                    let a = self.src(&o[1], ty)?;
+                    Op::GetCtaRank {
+                        d,
+                        a,
+                        generic: !cluster,
+                    }
+                }
+            }
             "isspacep" => {
                 let space =
                     space_mod(m).ok_or_else(|| format!("Missing state space in '{opc}'"))?;
@@ -2403,7 +2457,17 @@ impl Fcx<'_> {
             });
         }
         if m.has("cluster") {
-            return Err(format!("Unsupported instruction '{opc}'"));
+            // barrier.cluster.arrive[.release|.relaxed][.aligned],
+            // barrier.cluster.wait[.acquire][.aligned]: no operands.
+            if mn != "barrier" || !i.ops.is_empty() {
+                return Err(format!("Unsupported instruction '{opc}'"));
+            }
+            m.ignore(&["aligned", "release", "relaxed", "acquire"]);
+            return match m.one_of(&["arrive", "wait"]) {
+                Some("arrive") => Ok(Op::ClusterBar { arrive: true }),
+                Some(_) => Ok(Op::ClusterBar { arrive: false }),
+                None => Err(format!("Missing operation in '{opc}'")),
+            };
         }
         m.ignore(&["aligned"]);
         let kind = match m.one_of(&["sync", "arrive", "red"]) {
@@ -2670,6 +2734,7 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
     let mut reqntid = None;
     let mut min_blocks = None;
     let mut maxnreg = None;
+    let (mut cluster_dims, mut explicit_cluster, mut max_cluster_rank) = (None, false, None);
     for (name, nums, line) in &f.directives {
         let dims = || -> Result<[u32; 3], CErr> {
             if nums.is_empty() || nums.len() > 3 || nums.iter().any(|&n| n == 0 || n > 1024) {
@@ -2683,8 +2748,13 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
             "reqntid" => reqntid = Some(dims()?),
             "minnctapersm" => min_blocks = nums.first().map(|&n| n as u32),
             "maxnreg" => maxnreg = nums.first().map(|&n| n as u32),
-            "maxnctapersm" | "noreturn" | "maxclusterrank" | "reqnctapercluster"
-            | "explicitcluster" | "blocksareclusters" => {}
+            "reqnctapercluster" => cluster_dims = Some(dims()?),
+            "explicitcluster" => explicit_cluster = true,
+            "maxclusterrank" => max_cluster_rank = nums.first().map(|&n| n as u32),
+            "maxnctapersm" | "noreturn" => {}
+            "blocksareclusters" => {
+                return Err((*line, format!("Unsupported directive '.{name}'")));
+            }
             _ => return Err((*line, format!("Unknown directive '.{name}'"))),
         }
     }
@@ -2721,6 +2791,9 @@ fn kernel_info(fi: u32, f: &Function, prog: &Program, opts: &JitOptions) -> Resu
         maxntid,
         reqntid,
         min_blocks_per_sm: min_blocks,
+        cluster_dims,
+        explicit_cluster,
+        max_cluster_rank,
         func: fi,
         shared_offsets,
         dyn_shared_offset,

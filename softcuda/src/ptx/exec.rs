@@ -23,7 +23,7 @@ use super::ir::{
     Ty, VoteMode,
 };
 use super::printf;
-use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, Module};
+use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, LaunchExtras, Module};
 
 /// Generic-address window of shared memory (top byte 0xFE).
 const SHARED_WIN: u64 = 0xFE00_0000_0000_0000;
@@ -39,12 +39,22 @@ pub const MAX_STACK: usize = 512 * 1024;
 const MAX_CALL_DEPTH: usize = 4096;
 /// Shared memory per block (sm_90's 227 KiB).
 const MAX_SHARED: u64 = 227 * 1024;
+/// Shared memory the driver reserves per block (after the kernel's own), read
+/// through `%reserved_smem_offset_*` (cooperative groups' tile scratch).
+const RESERVED_SMEM: u32 = 1024;
+/// Backward branches a thread takes before it yields to the others: a thread that
+/// spins on memory another thread (or block) will write must not run forever.
+const YIELD_AFTER: u32 = 1024;
 
 /// Why a thread stopped running.
 enum Stop {
     Exit,
     Barrier(u8),
     Warp,
+    /// Used its slice (`YIELD_AFTER` backward branches); ready to go on.
+    Yield,
+    /// At `barrier.cluster.wait` before its cluster's phase completed.
+    ClusterWait,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,6 +65,8 @@ enum Status {
     Barrier(u8),
     /// Waiting at a warp collective (pc at it).
     Warp,
+    /// Waiting at `barrier.cluster.wait` (pc at it).
+    ClusterWait,
     Exited,
 }
 
@@ -80,6 +92,9 @@ struct Thread {
     reg_base: u32,
     stack_base: u32,
     carry: bool,
+    /// The cluster barrier phase this thread's last `barrier.cluster.arrive`
+    /// completes.
+    cluster_target: u32,
     /// Register frames, the current one at `reg_base`.
     regs: Vec<u64>,
     /// Local memory: stack frames, the current one at `stack_base`.
@@ -116,6 +131,14 @@ struct Bar {
     ptrue: u32,
 }
 
+/// A cluster's barrier (`barrier.cluster.arrive/wait`): arrivals in the current
+/// phase, and the phases completed.
+#[derive(Debug, Clone, Copy, Default)]
+struct ClusterBar {
+    arrived: u32,
+    phase: u32,
+}
+
 /// Buffers reused from launch to launch on one host thread.
 #[derive(Debug, Default)]
 struct Scratch {
@@ -131,6 +154,8 @@ thread_local! {
 struct RegionCache {
     ranges: [(u64, u64); 4],
     next: usize,
+    /// Memory of the launch itself (a cooperative grid's workspace).
+    own: (u64, u64),
 }
 
 impl RegionCache {
@@ -138,6 +163,7 @@ impl RegionCache {
         RegionCache {
             ranges: [(1, 0); 4],
             next: 0,
+            own: (1, 0),
         }
     }
 
@@ -147,6 +173,9 @@ impl RegionCache {
             return false;
         };
         if self.ranges.iter().any(|&(s, e)| addr >= s && end <= e) {
+            return true;
+        }
+        if addr >= self.own.0 && end <= self.own.1 {
             return true;
         }
         if let Some((s, e)) = mem.region(addr)
@@ -167,6 +196,8 @@ enum Loc {
     /// A host address (global or constant memory).
     Host(u64),
     Shared(usize),
+    /// Shared memory of another block of the cluster: (rank, offset).
+    Peer(usize, usize),
     Local(usize),
     Param(usize),
 }
@@ -186,6 +217,16 @@ struct Ctx<'a> {
     dyn_bytes: u32,
     shared_bytes: u32,
     gridid: u64,
+    /// Blocks per cluster (1, 1, 1 without an explicit cluster).
+    cluster: [u32; 3],
+    explicit_cluster: bool,
+    /// The cooperative grid's workspace (`%envreg1`, `%envreg2`), 0 otherwise.
+    workspace: u64,
+    /// Where the driver-reserved shared memory begins.
+    reserved_smem: u32,
+    /// Its size: `RESERVED_SMEM` if the module reads `%reserved_smem_offset_*`,
+    /// else 0.
+    reserved_len: u32,
 }
 
 /// Runs `kernel` of `module` to completion.
@@ -197,6 +238,33 @@ pub fn launch(
     module: &Module,
     kernel: &Kernel,
     cfg: &LaunchConfig,
+    params: &[u8],
+    global_addrs: &[u64],
+    mem: &dyn DeviceMemory,
+) -> Result<(), LaunchError> {
+    launch_ex(
+        module,
+        kernel,
+        cfg,
+        &LaunchExtras::default(),
+        params,
+        global_addrs,
+        mem,
+    )
+}
+
+/// [`launch`] with a cluster shape and/or as a cooperative launch.
+///
+/// The blocks of a cluster are co-resident: they run interleaved (each runs until
+/// all its threads wait, exit or use their slice), so `barrier.cluster` works
+/// across them; clusters run one after another. A cooperative launch makes the
+/// whole grid co-resident the same way and gives it the grid workspace that
+/// `cooperative_groups::this_grid().sync()` reads through `%envreg1/2`.
+pub fn launch_ex(
+    module: &Module,
+    kernel: &Kernel,
+    cfg: &LaunchConfig,
+    ex: &LaunchExtras,
     params: &[u8],
     global_addrs: &[u64],
     mem: &dyn DeviceMemory,
@@ -225,6 +293,13 @@ pub fn launch(
             module.globals.len()
         )));
     }
+    let explicit = ex.cluster.or(kernel.cluster_dims);
+    check_cluster(kernel, cfg, explicit)?;
+    let cluster = explicit.unwrap_or([1, 1, 1]);
+    // The grid workspace of a cooperative launch: { wsSize, barrier } (driver_abi.h).
+    let workspace: Box<[AtomicU32; 4]> = Box::default();
+    workspace[0].store(8, Ordering::Relaxed);
+    let ws_addr = workspace.as_ptr() as u64;
     let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
     static GRIDS: AtomicU64 = AtomicU64::new(1);
     let mut cx = Ctx {
@@ -241,9 +316,24 @@ pub fn launch(
         dyn_bytes: cfg.dynamic_shared_bytes,
         shared_bytes: shared as u32,
         gridid: GRIDS.fetch_add(1, Ordering::Relaxed),
+        cluster,
+        explicit_cluster: explicit.is_some(),
+        workspace: if ex.cooperative { ws_addr } else { 0 },
+        reserved_smem: (shared as u32).next_multiple_of(16),
+        reserved_len: if module.reserved_smem {
+            RESERVED_SMEM
+        } else {
+            0
+        },
     };
-    let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut cache = RegionCache::new();
+    if ex.cooperative {
+        cache.own = (ws_addr, ws_addr + 16);
+    }
+    if ex.cooperative || explicit.is_some() {
+        return run_interleaved(&mut cx, func, &mut cache, ex.cooperative);
+    }
+    let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut result = Ok(());
     'grid: for z in 0..cfg.grid[2] {
         for y in 0..cfg.grid[1] {
@@ -268,6 +358,10 @@ pub fn launch(
 /// the interpreter would refuse is refused at once.
 pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
     check_config(kernel, cfg)?;
+    if kernel.cluster_dims.is_some() {
+        // `.explicitcluster` is checked where the launch's cluster shape is known.
+        check_cluster(kernel, cfg, kernel.cluster_dims)?;
+    }
     if kernel.local_bytes as usize > MAX_STACK {
         // The deepest chain of frames known before the launch (recursion aside)
         // cannot fit: refused now rather than failing, or allocating, at run time.
@@ -280,6 +374,45 @@ pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchErr
     if shared > MAX_SHARED {
         return Err(LaunchError::OutOfResources(format!(
             "{shared} bytes of shared memory per block (at most {MAX_SHARED})"
+        )));
+    }
+    Ok(())
+}
+
+/// The kernel's cluster directives against the launch's cluster shape `cluster`
+/// (the launch's, else `.reqnctapercluster`): `.explicitcluster` needs one, a
+/// `.reqnctapercluster` shape must be the one used, `.maxclusterrank` bounds its
+/// size, and it must divide the grid.
+pub fn check_cluster(
+    k: &Kernel,
+    cfg: &LaunchConfig,
+    cluster: Option<[u32; 3]>,
+) -> Result<(), LaunchError> {
+    let Some(c) = cluster else {
+        if k.explicit_cluster {
+            return Err(LaunchError::InvalidValue(format!(
+                "kernel '{}' is .explicitcluster: the launch needs a cluster shape",
+                k.name
+            )));
+        }
+        return Ok(());
+    };
+    if k.cluster_dims.is_some_and(|r| r != c) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster {c:?} differs from the kernel's .reqnctapercluster {:?}",
+            k.cluster_dims
+        )));
+    }
+    let size = c.iter().map(|&d| u64::from(d)).product::<u64>();
+    if k.max_cluster_rank.is_some_and(|m| size > u64::from(m)) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster of {size} blocks exceeds the kernel's .maxclusterrank"
+        )));
+    }
+    if c.contains(&0) || (0..3).any(|i| !cfg.grid[i].is_multiple_of(c[i])) {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster {c:?} does not divide the grid {:?}",
+            cfg.grid
         )));
     }
     Ok(())
@@ -340,11 +473,41 @@ fn run_block(
     cache: &mut RegionCache,
     fresh: bool,
 ) -> Result<(), LaunchError> {
+    init_block(cx, f, &mut s.threads, &mut s.shared, fresh);
+    let mut bars = [Bar::default(); 16];
+    let mut live = cx.nthreads;
+    let mut cb = ClusterBar::default();
+    loop {
+        let mut progress = match step_block(
+            cx,
+            cache,
+            &mut s.threads,
+            &mut s.shared,
+            &mut bars,
+            &mut live,
+            &mut cb,
+            &mut [],
+        )? {
+            Step::Done => return Ok(()),
+            Step::Progress => true,
+            Step::Stuck => false,
+        };
+        if release_cluster(&mut cb, live, &mut [&mut s.threads[..]]) {
+            progress = true;
+        }
+        if !progress {
+            return Err(deadlock(cx, &s.threads));
+        }
+    }
+}
+
+/// Sets up the threads and shared memory of a block.
+fn init_block(cx: &Ctx, f: &Func, threads: &mut Vec<Thread>, shared: &mut Vec<u8>, fresh: bool) {
     let n = cx.nthreads as usize;
-    s.threads.truncate(n);
-    s.threads.resize_with(n, Thread::default);
+    threads.truncate(n);
+    threads.resize_with(n, Thread::default);
     let [bx, by, _] = cx.block;
-    for (i, t) in s.threads.iter_mut().enumerate() {
+    for (i, t) in threads.iter_mut().enumerate() {
         let i = i as u32;
         t.pc = f.entry;
         t.func = cx.kernel.func;
@@ -355,6 +518,7 @@ fn run_block(
         t.reg_base = 0;
         t.stack_base = 0;
         t.carry = false;
+        t.cluster_target = 0;
         if fresh {
             t.regs.clear();
             t.regs.extend_from_slice(&f.template);
@@ -363,46 +527,225 @@ fn run_block(
         }
         t.frames.clear();
     }
-    s.shared.clear();
-    s.shared.resize(cx.shared_bytes as usize, 0);
-    let mut bars = [Bar::default(); 16];
-    let mut live = n as u32;
+    shared.clear();
+    let len = if cx.reserved_len > 0 {
+        cx.reserved_smem + cx.reserved_len
+    } else {
+        cx.shared_bytes
+    };
+    shared.resize(len as usize, 0);
+}
+
+/// What one round of a block did.
+enum Step {
+    /// Every thread has exited.
+    Done,
+    /// Some thread ran or some barrier released.
+    Progress,
+    /// Every live thread waits (at a barrier nothing in the block can release).
+    Stuck,
+}
+
+/// One round of a block: each ready thread runs until it stops, warp by warp (warp
+/// collectives fire as their lanes arrive), then complete barriers release.
+#[allow(clippy::too_many_arguments)]
+fn step_block(
+    cx: &Ctx,
+    cache: &mut RegionCache,
+    threads: &mut [Thread],
+    shared: &mut [u8],
+    bars: &mut [Bar; 16],
+    live: &mut u32,
+    cb: &mut ClusterBar,
+    peers: &mut [Vec<u8>],
+) -> Result<Step, LaunchError> {
+    let n = threads.len();
     let nwarps = n.div_ceil(32);
-    loop {
-        let mut progress = false;
-        for w in 0..nwarps {
-            let (lo, hi) = (w * 32, (w * 32 + 32).min(n));
-            loop {
-                for t in &mut s.threads[lo..hi] {
-                    if t.status != Status::Ready {
-                        continue;
-                    }
-                    progress = true;
-                    t.status = match run_thread(cx, cache, t, &mut s.shared, &mut bars)? {
-                        Stop::Exit => {
-                            live -= 1;
-                            Status::Exited
-                        }
-                        Stop::Barrier(b) => Status::Barrier(b),
-                        Stop::Warp => Status::Warp,
-                    };
-                }
-                if !fire_warp(cx, &mut s.threads[lo..hi]) {
-                    break;
+    let mut progress = false;
+    for w in 0..nwarps {
+        let (lo, hi) = (w * 32, (w * 32 + 32).min(n));
+        loop {
+            for t in &mut threads[lo..hi] {
+                if t.status != Status::Ready {
+                    continue;
                 }
                 progress = true;
+                t.status = match run_thread(cx, cache, t, shared, bars, cb, peers)? {
+                    Stop::Exit => {
+                        *live -= 1;
+                        Status::Exited
+                    }
+                    Stop::Barrier(b) => Status::Barrier(b),
+                    Stop::Warp => Status::Warp,
+                    Stop::Yield => Status::Ready,
+                    Stop::ClusterWait => Status::ClusterWait,
+                };
             }
-        }
-        if live == 0 {
-            return Ok(());
-        }
-        if release_barriers(cx, &mut s.threads, &mut bars, live) {
+            if !fire_warp(cx, &mut threads[lo..hi]) {
+                break;
+            }
             progress = true;
         }
-        if !progress {
-            return Err(deadlock(cx, &s.threads));
+    }
+    if *live == 0 {
+        return Ok(Step::Done);
+    }
+    if release_barriers(cx, threads, bars, *live) {
+        progress = true;
+    }
+    Ok(if progress {
+        Step::Progress
+    } else {
+        Step::Stuck
+    })
+}
+
+/// Completes the cluster barrier's phase once every live thread of the cluster
+/// (`live`, over the blocks `blocks`) has arrived, and wakes the threads waiting
+/// for it. Returns whether it did.
+fn release_cluster(cb: &mut ClusterBar, live: u32, blocks: &mut [&mut [Thread]]) -> bool {
+    if cb.arrived == 0 || cb.arrived < live {
+        return false;
+    }
+    cb.arrived = 0;
+    cb.phase += 1;
+    for t in blocks.iter_mut().flat_map(|b| b.iter_mut()) {
+        if t.status == Status::ClusterWait && t.cluster_target <= cb.phase {
+            t.pc += 1;
+            t.status = Status::Ready;
         }
     }
+    true
+}
+
+/// A resident block of an interleaved launch.
+struct Resident {
+    threads: Vec<Thread>,
+    bars: [Bar; 16],
+    live: u32,
+    ctaid: [u32; 3],
+    /// Index of its cluster in the group.
+    cluster: usize,
+}
+
+/// Runs the grid with co-resident blocks: all of it (`cooperative`) or cluster by
+/// cluster. The blocks of a group take rounds in turn; a round in which no block
+/// of the group progressed and no cluster barrier released is a deadlock.
+fn run_interleaved(
+    cx: &mut Ctx,
+    f: &Func,
+    cache: &mut RegionCache,
+    cooperative: bool,
+) -> Result<(), LaunchError> {
+    let [gx, gy, gz] = cx.grid;
+    let [cx_, cy_, cz_] = cx.cluster;
+    let (ncx, ncy, ncz) = (gx / cx_, gy / cy_, gz / cz_);
+    let per_cluster = (cx_ * cy_ * cz_) as usize;
+    // Every cluster's blocks, clusters in linear order.
+    let mut clusters: Vec<Vec<[u32; 3]>> = Vec::new();
+    for kz in 0..ncz {
+        for ky in 0..ncy {
+            for kx in 0..ncx {
+                let mut blocks = Vec::with_capacity(per_cluster);
+                for z in 0..cz_ {
+                    for y in 0..cy_ {
+                        for x in 0..cx_ {
+                            blocks.push([kx * cx_ + x, ky * cy_ + y, kz * cz_ + z]);
+                        }
+                    }
+                }
+                clusters.push(blocks);
+            }
+        }
+    }
+    let groups: Vec<Vec<Vec<[u32; 3]>>> = if cooperative {
+        vec![clusters]
+    } else {
+        clusters.into_iter().map(|c| vec![c]).collect()
+    };
+    for group in groups {
+        // Block i's shared memory is shared[i]; the blocks of a cluster, in rank
+        // order, are `per_cluster` consecutive ones (distributed shared memory).
+        let mut blocks: Vec<Resident> = Vec::new();
+        let mut shared: Vec<Vec<u8>> = Vec::new();
+        for (ci, c) in group.iter().enumerate() {
+            for &ctaid in c {
+                let mut r = Resident {
+                    threads: Vec::new(),
+                    bars: [Bar::default(); 16],
+                    live: cx.nthreads,
+                    ctaid,
+                    cluster: ci,
+                };
+                let mut s = Vec::new();
+                cx.ctaid = ctaid;
+                init_block(cx, f, &mut r.threads, &mut s, true);
+                blocks.push(r);
+                shared.push(s);
+            }
+        }
+        let mut cbs = vec![ClusterBar::default(); group.len()];
+        loop {
+            let mut progress = false;
+            let mut done = true;
+            for (i, b) in blocks.iter_mut().enumerate().filter(|(_, b)| b.live > 0) {
+                cx.ctaid = b.ctaid;
+                let bad = || LaunchError::InvalidValue("cluster index out of range".into());
+                let cb = cbs.get_mut(b.cluster).ok_or_else(bad)?;
+                let first = b.cluster * per_cluster;
+                let peers = shared.get_mut(first..first + per_cluster).ok_or_else(bad)?;
+                let slot = peers.get_mut(i - first).ok_or_else(bad)?;
+                // The block's own memory is taken out of the cluster's for the round
+                // (an access to its own rank goes to `own`).
+                let mut own = std::mem::take(slot);
+                let step = step_block(
+                    cx,
+                    cache,
+                    &mut b.threads,
+                    &mut own,
+                    &mut b.bars,
+                    &mut b.live,
+                    cb,
+                    peers,
+                );
+                if let Some(slot) = peers.get_mut(i - first) {
+                    *slot = own;
+                }
+                match step? {
+                    Step::Done => progress = true,
+                    Step::Progress => {
+                        progress = true;
+                        done = false;
+                    }
+                    Step::Stuck => done = false,
+                }
+            }
+            if done {
+                break;
+            }
+            // The blocks of cluster `ci` are `blocks[ci * per_cluster..][..per_cluster]`.
+            for (cb, members) in cbs.iter_mut().zip(blocks.chunks_mut(per_cluster)) {
+                if cb.arrived == 0 {
+                    continue;
+                }
+                let live = members.iter().map(|b| b.live).sum();
+                let mut threads: Vec<&mut [Thread]> =
+                    members.iter_mut().map(|b| &mut b.threads[..]).collect();
+                if release_cluster(cb, live, &mut threads) {
+                    progress = true;
+                }
+            }
+            if !progress {
+                let stuck = blocks.iter().find(|b| b.live > 0);
+                if let Some(b) = stuck {
+                    cx.ctaid = b.ctaid;
+                    return Err(deadlock(cx, &b.threads));
+                }
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn deadlock(cx: &Ctx, threads: &[Thread]) -> LaunchError {
@@ -651,11 +994,13 @@ fn resolve(space: MemSpace, addr: u64) -> (MemSpace, u64) {
 
 /// Checks an access of `len` bytes (a power of two) at `addr` and says where it goes.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn locate(
     cx: &Ctx,
     cache: &mut RegionCache,
     stack_len: usize,
     shared_len: usize,
+    peers: &[Vec<u8>],
     space: MemSpace,
     addr: u64,
     len: u32,
@@ -674,8 +1019,31 @@ fn locate(
         MemSpace::Global | MemSpace::Const | MemSpace::Generic if cache.check(cx.mem, a, len64) => {
             Ok(Loc::Host(a))
         }
+        MemSpace::Shared if a >> 24 != 0 => peer(cx, peers, shared_len, a, len64).ok_or(bad),
         _ => Err(bad),
     }
+}
+
+/// A cluster address (`mapa`): rank + 1 in bits 24.., the offset below.
+const CLUSTER_RANK_SHIFT: u32 = 24;
+
+/// The block's rank in its cluster.
+fn own_rank(cx: &Ctx) -> u64 {
+    let [x, y, z] = [0, 1, 2].map(|i| cx.ctaid[i] % cx.cluster[i].max(1));
+    u64::from(x + cx.cluster[0] * (y + cx.cluster[1] * z))
+}
+
+/// Where a cluster shared-memory address goes: the block's own memory or a peer's.
+#[cold]
+fn peer(cx: &Ctx, peers: &[Vec<u8>], shared_len: usize, a: u64, len: u64) -> Option<Loc> {
+    let rank = (a >> CLUSTER_RANK_SHIFT).checked_sub(1)?;
+    let off = a & ((1 << CLUSTER_RANK_SHIFT) - 1);
+    let end = off.checked_add(len)?;
+    if rank == own_rank(cx) {
+        return (end <= shared_len as u64).then_some(Loc::Shared(off as usize));
+    }
+    let buf = peers.get(usize::try_from(rank).ok()?)?;
+    (end <= buf.len() as u64).then_some(Loc::Peer(rank as usize, off as usize))
 }
 
 #[inline(always)]
@@ -760,10 +1128,19 @@ fn host_atomic(addr: u64, size: u32, op: AtomOp, ty: Ty, b: u64, c: u64) -> u64 
 }
 
 #[inline(always)]
-fn read(cx: &Ctx, loc: Loc, stack: &[u8], shared: &[u8], off: u32, size: u32) -> u64 {
+fn read(
+    cx: &Ctx,
+    loc: Loc,
+    stack: &[u8],
+    shared: &[u8],
+    peers: &[Vec<u8>],
+    off: u32,
+    size: u32,
+) -> u64 {
     match loc {
         Loc::Host(a) => host_read(a + u64::from(off), size),
         Loc::Shared(a) => rd(shared, a + off as usize, size),
+        Loc::Peer(r, a) => peers.get(r).map_or(0, |p| rd(p, a + off as usize, size)),
         Loc::Local(a) => rd(stack, a + off as usize, size),
         Loc::Param(a) => rd(cx.params, a + off as usize, size),
     }
@@ -831,6 +1208,26 @@ fn special(cx: &Ctx, t: &Thread, sr: Sreg) -> u64 {
         Sreg::LanemaskGt => !((2u64 << lane) - 1) & 0xffff_ffff,
         Sreg::DynSmem => u64::from(cx.dyn_bytes),
         Sreg::TotalSmem => u64::from(cx.shared_bytes),
+        Sreg::ClusterId(d) => u64::from(cx.ctaid[k(d)] / cx.cluster[k(d)]),
+        Sreg::NClusterId(d) => u64::from(cx.grid[k(d)] / cx.cluster[k(d)]),
+        Sreg::ClusterCtaid(d) => u64::from(cx.ctaid[k(d)] % cx.cluster[k(d)]),
+        Sreg::ClusterNctaid(d) => u64::from(cx.cluster[k(d)]),
+        Sreg::ClusterCtarank => {
+            let [x, y, z] = [0, 1, 2].map(|i| cx.ctaid[i] % cx.cluster[i]);
+            u64::from(x + cx.cluster[0] * (y + cx.cluster[1] * z))
+        }
+        Sreg::ClusterNctarank => u64::from(cx.cluster[0] * cx.cluster[1] * cx.cluster[2]),
+        Sreg::IsExplicitCluster => u64::from(cx.explicit_cluster),
+        // driver_abi.h: load_env_reg64<1, 2>, high word in %envreg1.
+        Sreg::EnvReg(1) => cx.workspace >> 32,
+        Sreg::EnvReg(2) => cx.workspace & 0xffff_ffff,
+        Sreg::EnvReg(_) => 0,
+        Sreg::ReservedSmem(w) => u64::from(match w {
+            0 | 3 => cx.reserved_smem,
+            1 => cx.reserved_smem + RESERVED_SMEM,
+            2 => RESERVED_SMEM,
+            _ => cx.reserved_smem + 16,
+        }),
     }
 }
 
@@ -854,11 +1251,12 @@ impl PrintfSource<'_, '_> {
             self.cache,
             stack.len(),
             shared.len(),
+            &[],
             MemSpace::Generic,
             addr,
             size,
         ) {
-            Ok(loc) => Some(read(self.cx, loc, stack, shared, 0, size)),
+            Ok(loc) => Some(read(self.cx, loc, stack, shared, &[], 0, size)),
             Err(e) => {
                 self.err = Some(e);
                 None
@@ -938,8 +1336,11 @@ fn run_thread(
     t: &mut Thread,
     shared: &mut [u8],
     bars: &mut [Bar; 16],
+    cb: &mut ClusterBar,
+    peers: &mut [Vec<u8>],
 ) -> Result<Stop, LaunchError> {
     let code = cx.code;
+    let mut budget = YIELD_AFTER;
     let funcs = &cx.prog.funcs;
     let mut pc = t.pc as usize;
     let mut base = t.reg_base as usize;
@@ -1186,12 +1587,13 @@ fn run_thread(
                     cache,
                     t.stack.len(),
                     shared.len(),
+                    peers,
                     *space,
                     addr,
                     size * u32::from(*n),
                 )?;
                 for (k, &x) in d.iter().take(usize::from(*n)).enumerate() {
-                    let v = read(cx, loc, &t.stack, shared, k as u32 * size, size);
+                    let v = read(cx, loc, &t.stack, shared, peers, k as u32 * size, size);
                     r!(x) = extend(v, *ty, *dbits);
                 }
             }
@@ -1203,6 +1605,7 @@ fn run_thread(
                     cache,
                     t.stack.len(),
                     shared.len(),
+                    peers,
                     *space,
                     addr,
                     size * u32::from(*n),
@@ -1213,6 +1616,11 @@ fn run_thread(
                     match loc {
                         Loc::Host(h) => host_write(h + u64::from(off), size, v),
                         Loc::Shared(o) => wr(shared, o + off as usize, size, v),
+                        Loc::Peer(r, o) => {
+                            if let Some(p) = peers.get_mut(r) {
+                                wr(p, o + off as usize, size, v);
+                            }
+                        }
                         Loc::Local(o) => wr(&mut t.stack, o + off as usize, size, v),
                         Loc::Param(_) => {
                             return Err(LaunchError::IllegalAddress {
@@ -1234,7 +1642,16 @@ fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate(cx, cache, t.stack.len(), shared.len(), *space, addr, size)?;
+                let loc = locate(
+                    cx,
+                    cache,
+                    t.stack.len(),
+                    shared.len(),
+                    peers,
+                    *space,
+                    addr,
+                    size,
+                )?;
                 let bv = r!(*b);
                 let cv = if *c == NO_REG { 0 } else { r!(*c) };
                 let old = match loc {
@@ -1244,6 +1661,14 @@ fn run_thread(
                         wr(shared, o, size, atom_apply(*op, *ty, old, bv, cv));
                         old
                     }
+                    Loc::Peer(r, o) => match peers.get_mut(r) {
+                        Some(p) => {
+                            let old = rd(p, o, size);
+                            wr(p, o, size, atom_apply(*op, *ty, old, bv, cv));
+                            old
+                        }
+                        None => 0,
+                    },
                     Loc::Local(o) => {
                         let old = rd(&t.stack, o, size);
                         wr(&mut t.stack, o, size, atom_apply(*op, *ty, old, bv, cv));
@@ -1261,7 +1686,14 @@ fn run_thread(
                 }
             }
             &Op::Bra { target } => {
+                let back = target as usize <= pc;
                 pc = target as usize;
+                if back {
+                    budget -= 1;
+                    if budget == 0 {
+                        stop!(Stop::Yield);
+                    }
+                }
                 continue;
             }
             &Op::Call { site } => {
@@ -1395,6 +1827,45 @@ fn run_thread(
             | Op::MatchAny { .. }
             | Op::MatchAll { .. } => stop!(Stop::Warp),
             Op::Fence => fence(Ordering::SeqCst),
+            &Op::Mapa {
+                d,
+                a,
+                rank,
+                generic,
+                bits32,
+            } => {
+                let v = r!(a);
+                let off = if generic {
+                    if v & WIN_MASK != SHARED_WIN {
+                        return Err(LaunchError::IllegalAddress { addr: v, len: 0 });
+                    }
+                    v - SHARED_WIN
+                } else {
+                    v
+                } & ((1 << CLUSTER_RANK_SHIFT) - 1);
+                let c = ((r!(rank) & 0x7f) + 1) << CLUSTER_RANK_SHIFT | off;
+                let out = if generic { SHARED_WIN | c } else { c };
+                r!(d) = if bits32 { out & 0xffff_ffff } else { out };
+            }
+            &Op::GetCtaRank { d, a, generic } => {
+                let v = r!(a);
+                let v = if generic {
+                    v.wrapping_sub(SHARED_WIN)
+                } else {
+                    v
+                };
+                let hi = (v >> CLUSTER_RANK_SHIFT) & 0xff;
+                r!(d) = if hi == 0 { own_rank(cx) } else { hi - 1 };
+            }
+            &Op::ClusterBar { arrive: true } => {
+                cb.arrived += 1;
+                t.cluster_target = cb.phase + 1;
+            }
+            &Op::ClusterBar { arrive: false } => {
+                if cb.phase < t.cluster_target {
+                    stop!(Stop::ClusterWait);
+                }
+            }
         }
         pc += 1;
     }

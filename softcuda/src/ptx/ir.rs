@@ -148,6 +148,26 @@ pub(crate) enum Sreg {
     LanemaskGt,
     DynSmem,
     TotalSmem,
+    /// `%clusterid.d`: the cluster's index in the grid.
+    ClusterId(u8),
+    /// `%nclusterid.d`: clusters in the grid.
+    NClusterId(u8),
+    /// `%cluster_ctaid.d`: the block's index in its cluster.
+    ClusterCtaid(u8),
+    /// `%cluster_nctaid.d`: the cluster's shape.
+    ClusterNctaid(u8),
+    /// `%cluster_ctarank`: the block's linear rank in its cluster.
+    ClusterCtarank,
+    /// `%cluster_nctarank`: blocks per cluster.
+    ClusterNctarank,
+    /// `%is_explicit_cluster`: whether the launch gave a cluster shape.
+    IsExplicitCluster,
+    /// `%envreg<n>` (0..32): driver-defined; 1 and 2 hold the cooperative grid's
+    /// workspace address (high, low), the others read 0.
+    EnvReg(u8),
+    /// `%reserved_smem_offset_begin/_end/_cap/_0/_1` (0..5): the driver-reserved
+    /// shared memory of the block.
+    ReservedSmem(u8),
 }
 
 /// Integer type of an operation: width and signedness.
@@ -617,6 +637,25 @@ pub(crate) enum Op {
         count: Reg,
         d: Reg,
         p: Reg,
+    },
+    /// `mapa`: d = the address of `a`'s shared-memory location in the block of
+    /// cluster rank `rank` (a generic or a `.shared::cluster` address).
+    Mapa {
+        d: Reg,
+        a: Reg,
+        rank: Reg,
+        generic: bool,
+        bits32: bool,
+    },
+    /// `getctarank`: d = the cluster rank of the block whose shared memory `a` is in.
+    GetCtaRank {
+        d: Reg,
+        a: Reg,
+        generic: bool,
+    },
+    /// `barrier.cluster.arrive` (`arrive`) or `barrier.cluster.wait` (not `arrive`).
+    ClusterBar {
+        arrive: bool,
     },
     /// `bar.warp.sync mask`.
     WarpSync {

@@ -8,7 +8,9 @@
 //! error log naming it and its line, rather than giving a wrong result at run time.
 //!
 //! [`launch`] runs a kernel to completion on the calling thread. Blocks run one
-//! after another; the threads of a block run cooperatively: each runs until it
+//! after another (but see [`launch_ex`]: the blocks of a cluster, or of a
+//! cooperative grid, run interleaved); a thread yields after 1024 backward
+//! branches, so that one spinning on memory another thread writes makes way; the threads of a block run cooperatively: each runs until it
 //! reaches a barrier (`bar.sync`), a warp collective (`shfl.sync`, `vote.sync`, ...)
 //! or its end, then the next runs. A barrier releases when every thread that has
 //! not exited has reached it; a collective is evaluated once every live lane of its
@@ -50,7 +52,7 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::{MAX_STACK, check_launch, launch};
+pub use exec::{MAX_STACK, check_cluster, check_launch, launch, launch_ex};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +143,13 @@ pub struct Kernel {
     pub reqntid: Option<[u32; 3]>,
     /// `.minnctapersm n`.
     pub min_blocks_per_sm: Option<u32>,
+    /// `.reqnctapercluster x, y, z` (CUDA's `__cluster_dims__`): every launch runs
+    /// in clusters of this shape.
+    pub cluster_dims: Option<[u32; 3]>,
+    /// `.explicitcluster`: a launch must give a cluster shape.
+    pub explicit_cluster: bool,
+    /// `.maxclusterrank n`: the most blocks a cluster may have.
+    pub max_cluster_rank: Option<u32>,
     /// Index of the compiled function.
     func: u32,
     /// Offset of each module shared variable in this kernel's layout (`u32::MAX`
@@ -154,6 +163,10 @@ pub struct Kernel {
 #[derive(Debug, Clone)]
 pub struct Module {
     prog: ir::Program,
+    /// Whether some function reads `%reserved_smem_offset_*`: only then does a
+    /// block get the driver-reserved shared memory after its own (so that other
+    /// kernels' out-of-bounds shared accesses stay illegal).
+    reserved_smem: bool,
     kernels: Vec<Kernel>,
     globals: Vec<GlobalVar>,
 }
@@ -180,6 +193,15 @@ impl Module {
         };
         Ok((
             Module {
+                reserved_smem: c.prog.code.iter().any(|i| {
+                    matches!(
+                        i.op,
+                        ir::Op::Special {
+                            sr: ir::Sreg::ReservedSmem(_),
+                            ..
+                        }
+                    )
+                }),
                 prog: c.prog,
                 kernels: c.kernels,
                 globals: c.globals,
@@ -213,6 +235,18 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Bytes of dynamic shared memory (`.extern .shared` arrays).
     pub dynamic_shared_bytes: u32,
+}
+
+/// What `cuLaunchKernelEx` adds to a launch: a cluster shape and cooperative
+/// (co-resident) execution. See [`launch_ex`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LaunchExtras {
+    /// Blocks per cluster in x, y, z (each dividing the grid); `None`: no explicit
+    /// cluster (every block is a cluster of one).
+    pub cluster: Option<[u32; 3]>,
+    /// Run every block of the grid co-resident, with the grid workspace that
+    /// `cooperative_groups::this_grid().sync()` needs.
+    pub cooperative: bool,
 }
 
 /// What a kernel may touch: device memory is ordinary host memory at its real

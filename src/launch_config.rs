@@ -1,0 +1,543 @@
+//! Extended kernel launch (`cuLaunchKernelEx`): a [`LaunchConfig`] builder with typed
+//! launch attributes — thread-block clusters, cooperative (grid-synchronising)
+//! launch, priority, programmatic stream serialization, memory-synchronization
+//! domain — and the cluster occupancy questions.
+//!
+//! Every attribute set on a [`LaunchConfig`] reaches the driver: the attribute array
+//! is built on the stack from every field that is set, nothing is dropped, and the
+//! launch allocates nothing. Before the driver is called, [`Function::launch_with`]
+//! checks the rules the driver documents and returns a typed error naming the rule
+//! ([`CudaError::InvalidLaunch`], [`CudaError::CooperativeGridTooLarge`]):
+//!
+//! - a cluster needs compute capability 9.0 or newer (of the current context's
+//!   device, which is the function's: a [`Function`] borrows its module, which
+//!   borrows the [`CurrentContext`](crate::CurrentContext) token), each cluster
+//!   dimension must be non-zero and divide the grid's, and a cluster holds at most 8
+//!   blocks, or 16 once [`Function::set_non_portable_cluster_size_allowed`] allows it;
+//! - a cooperative launch needs a device with `COOPERATIVE_LAUNCH`, and a grid that
+//!   is co-resident: no more blocks than the occupancy calculator's resident blocks
+//!   per multiprocessor times the multiprocessors;
+//! - programmatic stream serialization needs compute capability 9.0;
+//! - a memory-synchronization domain map names domains the device has.
+//!
+//! Arguments are checked by the compiler as for [`Function::launch`] (`Args<S>`), so
+//! an extended launch is exactly as sound: the attributes carry no pointers (the
+//! access-policy window and the programmatic and completion events, which would,
+//! are not offered here). Checks that need the driver (occupancy, the device's
+//! compute capability) are made only when the attribute that needs them is set, so
+//! a configuration without attributes costs the `cuLaunchKernelEx` call alone; and
+//! [`Function::launch`] is unchanged.
+//!
+//! ```no_run
+//! # use oxicuda_driver::{launch::{In, Out}, launch_config::LaunchConfig, module::Function, stream::Stream};
+//! # fn f(k: &Function<'_, (In<u32>, Out<u32>)>, s: &Stream<'_>,
+//! #      a: &oxicuda_driver::memory::DeviceBuffer<'_, u32>,
+//! #      b: &mut oxicuda_driver::memory::DeviceBuffer<'_, u32>) -> Result<(), oxicuda_driver::CudaError> {
+//! let cfg = LaunchConfig::new(8, 128).cluster(4).priority(-1);
+//! k.launch_with(s, &cfg, (a, b))?;
+//! # Ok(()) }
+//! ```
+
+use crate::error::{CudaError, check};
+use crate::launch::{Args, Dim3, Signature, with_params};
+use crate::module::Function;
+use crate::stream::Stream;
+use crate::sys::{
+    CUclusterSchedulingPolicy, CUdevice, CUdevice_attribute, CUfunction_attribute,
+    CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue, CUlaunchConfig,
+    CUlaunchMemSyncDomain, CUlaunchMemSyncDomainMap,
+};
+
+/// The most blocks in a cluster that every cluster-capable device supports.
+pub const PORTABLE_CLUSTER_SIZE: u32 = 8;
+/// The most blocks in a cluster once a function allows non-portable sizes (9.0).
+pub const NON_PORTABLE_CLUSTER_SIZE: u32 = 16;
+/// The most attributes a [`LaunchConfig`] can set (one per kind).
+const MAX_ATTRIBUTES: usize = 7;
+
+/// The memory-synchronization domain of a launch (`CU_LAUNCH_MEM_SYNC_DOMAIN_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemSyncDomain {
+    /// The default domain.
+    Default,
+    /// The remote domain (for kernels communicating with other devices).
+    Remote,
+}
+
+/// How the blocks of clusters are spread over the GPU
+/// (`CU_CLUSTER_SCHEDULING_POLICY_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClusterScheduling {
+    /// The driver's choice.
+    Default,
+    /// Spread the blocks of a cluster over the SMs.
+    Spread,
+    /// Balance the load (may place blocks of a cluster together).
+    LoadBalancing,
+}
+
+/// A kernel launch's configuration: grid, block, dynamic shared memory and the
+/// launch attributes. Built with [`LaunchConfig::new`] and the setters; every
+/// attribute set reaches the driver ([`Function::launch_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    grid: Dim3,
+    block: Dim3,
+    shared: u32,
+    cluster: Option<Dim3>,
+    cooperative: bool,
+    priority: Option<i32>,
+    programmatic_serialization: Option<bool>,
+    mem_sync_domain: Option<MemSyncDomain>,
+    mem_sync_domain_map: Option<(u8, u8)>,
+    cluster_scheduling: Option<ClusterScheduling>,
+}
+
+impl LaunchConfig {
+    /// `grid` blocks of `block` threads, no dynamic shared memory, no attributes.
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> LaunchConfig {
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared: 0,
+            cluster: None,
+            cooperative: false,
+            priority: None,
+            programmatic_serialization: None,
+            mem_sync_domain: None,
+            mem_sync_domain_map: None,
+            cluster_scheduling: None,
+        }
+    }
+
+    /// Bytes of dynamic shared memory per block.
+    pub fn shared(mut self, bytes: u32) -> Self {
+        self.shared = bytes;
+        self
+    }
+
+    /// Thread-block clusters of `dims` blocks (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`):
+    /// compute capability 9.0 or newer; each dimension divides the grid's.
+    pub fn cluster(mut self, dims: impl Into<Dim3>) -> Self {
+        self.cluster = Some(dims.into());
+        self
+    }
+
+    /// A cooperative launch (`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`): every block is
+    /// resident at once, so the grid can synchronise (`this_grid().sync()`).
+    pub fn cooperative(mut self, cooperative: bool) -> Self {
+        self.cooperative = cooperative;
+        self
+    }
+
+    /// The launch's priority (`CU_LAUNCH_ATTRIBUTE_PRIORITY`; the driver clamps it to
+    /// the context's stream-priority range, lower is higher priority).
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// Whether the next kernel in the stream may start before this one ends
+    /// (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, compute capability
+    /// 9.0).
+    pub fn programmatic_serialization(mut self, allowed: bool) -> Self {
+        self.programmatic_serialization = Some(allowed);
+        self
+    }
+
+    /// The memory-synchronization domain (`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`).
+    pub fn mem_sync_domain(mut self, domain: MemSyncDomain) -> Self {
+        self.mem_sync_domain = Some(domain);
+        self
+    }
+
+    /// The domain ids the default and remote domains map to
+    /// (`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`); each below the device's
+    /// `MEM_SYNC_DOMAIN_COUNT`.
+    pub fn mem_sync_domain_map(mut self, default: u8, remote: u8) -> Self {
+        self.mem_sync_domain_map = Some((default, remote));
+        self
+    }
+
+    /// The cluster scheduling policy
+    /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`).
+    pub fn cluster_scheduling(mut self, policy: ClusterScheduling) -> Self {
+        self.cluster_scheduling = Some(policy);
+        self
+    }
+
+    /// The grid, in blocks.
+    pub fn grid(&self) -> Dim3 {
+        self.grid
+    }
+
+    /// The block, in threads.
+    pub fn block(&self) -> Dim3 {
+        self.block
+    }
+
+    /// Dynamic shared memory per block.
+    pub fn shared_bytes(&self) -> u32 {
+        self.shared
+    }
+
+    /// The cluster shape, if set.
+    pub fn cluster_dims(&self) -> Option<Dim3> {
+        self.cluster
+    }
+
+    /// Whether the launch is cooperative.
+    pub fn is_cooperative(&self) -> bool {
+        self.cooperative
+    }
+
+    /// The attributes, on the stack: `(array, count)`.
+    fn attributes(&self) -> ([CUlaunchAttribute; MAX_ATTRIBUTES], usize) {
+        let blank = CUlaunchAttribute {
+            id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_IGNORE,
+            pad: [0; 4],
+            value: CUlaunchAttributeValue { pad: [0; 64] },
+        };
+        let mut out = [blank; MAX_ATTRIBUTES];
+        let mut n = 0;
+        let mut push = |id: CUlaunchAttributeID, value: CUlaunchAttributeValue| {
+            if let Some(slot) = out.get_mut(n) {
+                *slot = CUlaunchAttribute {
+                    id,
+                    pad: [0; 4],
+                    value,
+                };
+                n += 1;
+            }
+        };
+        let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+        if let Some(c) = self.cluster {
+            v.clusterDim.x = c.0;
+            v.clusterDim.y = c.1;
+            v.clusterDim.z = c.2;
+            push(
+                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                v,
+            );
+        }
+        if self.cooperative {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.cooperative = 1;
+            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, v);
+        }
+        if let Some(p) = self.priority {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.priority = p;
+            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY, v);
+        }
+        if let Some(a) = self.programmatic_serialization {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.programmaticStreamSerializationAllowed = i32::from(a);
+            push(
+                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                v,
+            );
+        }
+        if let Some(d) = self.mem_sync_domain {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.memSyncDomain = match d {
+                MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
+                MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
+            };
+            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, v);
+        }
+        if let Some((d, r)) = self.mem_sync_domain_map {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.memSyncDomainMap = CUlaunchMemSyncDomainMap {
+                default_: d,
+                remote: r,
+            };
+            push(
+                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP,
+                v,
+            );
+        }
+        if let Some(p) = self.cluster_scheduling {
+            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
+            v.clusterSchedulingPolicyPreference = match p {
+                ClusterScheduling::Default => {
+                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+                }
+                ClusterScheduling::Spread => {
+                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+                }
+                ClusterScheduling::LoadBalancing => {
+                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+                }
+            };
+            push(
+                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+                v,
+            );
+        }
+        (out, n)
+    }
+
+    /// The raw configuration over `attrs` (which must outlive its use).
+    fn raw(&self, stream: crate::sys::CUstream, attrs: &mut [CUlaunchAttribute]) -> CUlaunchConfig {
+        CUlaunchConfig {
+            gridDimX: self.grid.0,
+            gridDimY: self.grid.1,
+            gridDimZ: self.grid.2,
+            blockDimX: self.block.0,
+            blockDimY: self.block.1,
+            blockDimZ: self.block.2,
+            sharedMemBytes: self.shared,
+            hStream: stream,
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: attrs.len() as u32,
+        }
+    }
+}
+
+fn invalid(parameter: &'static str, rule: String) -> CudaError {
+    CudaError::InvalidLaunch { parameter, rule }
+}
+
+fn blocks(d: Dim3) -> u64 {
+    u64::from(d.0) * u64::from(d.1) * u64::from(d.2)
+}
+
+impl<S: Signature> Function<'_, S> {
+    /// The current context's device (the function's: see the module docs).
+    fn device_raw(&self) -> Result<CUdevice, CudaError> {
+        let mut dev: CUdevice = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { self.driver.table().cuCtxGetDevice()?(&mut dev) })?;
+        Ok(dev)
+    }
+
+    fn device_attribute(&self, dev: CUdevice, attr: CUdevice_attribute) -> Result<i32, CudaError> {
+        let mut v = 0;
+        // SAFETY: a valid out-pointer.
+        check(unsafe { self.driver.table().cuDeviceGetAttribute()?(&mut v, attr, dev) })?;
+        Ok(v)
+    }
+
+    /// Lets launches of this function use clusters of up to 16 blocks instead of 8
+    /// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`; compute capability 9.0).
+    pub fn set_non_portable_cluster_size_allowed(
+        &mut self,
+        allowed: bool,
+    ) -> Result<(), CudaError> {
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+        // SAFETY: plain values.
+        check(unsafe {
+            self.driver.table().cuFuncSetAttribute()?(self.raw, attr, i32::from(allowed))
+        })
+    }
+
+    /// The largest cluster this function may be launched with: 16 if it allows
+    /// non-portable sizes, else 8.
+    pub fn max_cluster_size(&self) -> Result<u32, CudaError> {
+        let v = self
+            .attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)?;
+        Ok(if v != 0 {
+            NON_PORTABLE_CLUSTER_SIZE
+        } else {
+            PORTABLE_CLUSTER_SIZE
+        })
+    }
+
+    /// Checks `config` against the driver's rules (module docs), asking the driver
+    /// only what the attributes set need.
+    pub fn validate_launch(&self, config: &LaunchConfig) -> Result<(), CudaError> {
+        let (g, b) = (config.grid, config.block);
+        if blocks(g) == 0 {
+            return Err(invalid(
+                "grid",
+                format!("every dimension must be at least 1 (grid {g:?})"),
+            ));
+        }
+        if blocks(b) == 0 {
+            return Err(invalid(
+                "block",
+                format!("every dimension must be at least 1 (block {b:?})"),
+            ));
+        }
+        let needs_device = config.cluster.is_some()
+            || config.cooperative
+            || config.programmatic_serialization.is_some()
+            || config.mem_sync_domain_map.is_some();
+        if !needs_device {
+            return Ok(());
+        }
+        let dev = self.device_raw()?;
+        let major = self.device_attribute(
+            dev,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        )?;
+        let minor = self.device_attribute(
+            dev,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        )?;
+        if let Some(c) = config.cluster {
+            if major < 9 {
+                return Err(invalid(
+                    "cluster",
+                    format!(
+                        "thread-block clusters need compute capability 9.0 or newer; the device has {major}.{minor}"
+                    ),
+                ));
+            }
+            if blocks(c) == 0 {
+                return Err(invalid(
+                    "cluster",
+                    format!("every dimension must be at least 1 (cluster {c:?})"),
+                ));
+            }
+            if g.0 % c.0 != 0 || g.1 % c.1 != 0 || g.2 % c.2 != 0 {
+                return Err(invalid(
+                    "cluster",
+                    format!(
+                        "each cluster dimension must divide the grid's (cluster {c:?}, grid {g:?})"
+                    ),
+                ));
+            }
+            let max = self.max_cluster_size()?;
+            if blocks(c) > u64::from(max) {
+                return Err(invalid(
+                    "cluster",
+                    format!(
+                        "a cluster holds at most {max} blocks{} (cluster {c:?} has {})",
+                        if max == PORTABLE_CLUSTER_SIZE {
+                            " unless the function allows non-portable sizes"
+                        } else {
+                            ""
+                        },
+                        blocks(c)
+                    ),
+                ));
+            }
+        }
+        if config.programmatic_serialization.is_some() && major < 9 {
+            return Err(invalid(
+                "programmatic_serialization",
+                format!(
+                    "programmatic stream serialization needs compute capability 9.0 or newer; the device has {major}.{minor}"
+                ),
+            ));
+        }
+        if let Some((d, r)) = config.mem_sync_domain_map {
+            let count = self.device_attribute(
+                dev,
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT,
+            )?;
+            if i32::from(d.max(r)) >= count {
+                return Err(invalid(
+                    "mem_sync_domain_map",
+                    format!("domains must be below the device's {count} (map {d}, {r})"),
+                ));
+            }
+        }
+        if config.cooperative {
+            let ok = self.device_attribute(
+                dev,
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+            )?;
+            if ok == 0 {
+                return Err(invalid(
+                    "cooperative",
+                    "the device does not support cooperative launch".into(),
+                ));
+            }
+            let threads = u32::try_from(blocks(b))
+                .map_err(|_| invalid("block", format!("too many threads per block ({b:?})")))?;
+            let per_sm =
+                self.max_active_blocks_per_multiprocessor(threads, config.shared as usize)?;
+            let sms = self.device_attribute(
+                dev,
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )?;
+            let max = u64::from(per_sm) * u64::from(sms.max(0) as u32);
+            if blocks(g) > max {
+                return Err(CudaError::CooperativeGridTooLarge {
+                    blocks: blocks(g),
+                    max,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches the kernel on `stream` with `config` (grid, block, shared memory and
+    /// every attribute set) through `cuLaunchKernelEx`, after
+    /// [`validate_launch`](Self::validate_launch). `args` are checked by the compiler
+    /// against `S`, as for [`launch`](Self::launch).
+    pub fn launch_with(
+        &self,
+        stream: &Stream<'_>,
+        config: &LaunchConfig,
+        args: impl Args<S>,
+    ) -> Result<(), CudaError> {
+        self.validate_launch(config)?;
+        let launch = self.driver.table().cuLaunchKernelEx()?;
+        let (mut attrs, n) = config.attributes();
+        let attrs = attrs.get_mut(..n).unwrap_or_default();
+        let raw = config.raw(stream.raw(), attrs);
+        with_params::<S, _, _>(args, |params| {
+            // SAFETY: `params` holds one pointer per declared parameter, each to a value
+            // of its declared size (the signature was checked at lookup); `raw` points
+            // to `attrs`, alive on this frame, with `numAttrs` initialised attributes
+            // carrying no pointers; function and stream belong to the current context.
+            check(unsafe { launch(&raw, self.raw, params.as_mut_ptr(), core::ptr::null_mut()) })
+        })
+    }
+
+    /// A cooperative launch of `grid × block` threads: [`launch_with`](Self::launch_with)
+    /// with [`LaunchConfig::cooperative`].
+    pub fn launch_cooperative(
+        &self,
+        stream: &Stream<'_>,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: impl Args<S>,
+    ) -> Result<(), CudaError> {
+        let cfg = LaunchConfig::new(grid, block)
+            .shared(shared_bytes)
+            .cooperative(true);
+        self.launch_with(stream, &cfg, args)
+    }
+
+    /// How many clusters of `config`'s cluster shape (and block, shared memory) can
+    /// be resident at once (`cuOccupancyMaxActiveClusters`).
+    pub fn max_active_clusters(&self, config: &LaunchConfig) -> Result<u32, CudaError> {
+        if config.cluster.is_none() {
+            return Err(invalid(
+                "cluster",
+                "the configuration sets no cluster shape".into(),
+            ));
+        }
+        let (mut attrs, n) = config.attributes();
+        let attrs = attrs.get_mut(..n).unwrap_or_default();
+        let raw = config.raw(crate::sys::CUstream(core::ptr::null_mut()), attrs);
+        let mut v = 0;
+        // SAFETY: a valid out-pointer; `raw` points to `attrs`, alive on this frame.
+        check(unsafe {
+            self.driver.table().cuOccupancyMaxActiveClusters()?(&mut v, self.raw, &raw)
+        })?;
+        Ok(v.max(0) as u32)
+    }
+
+    /// The largest cluster (in blocks) with which `config`'s block and shared memory
+    /// can be resident (`cuOccupancyMaxPotentialClusterSize`).
+    pub fn max_potential_cluster_size(&self, config: &LaunchConfig) -> Result<u32, CudaError> {
+        let (mut attrs, n) = config.attributes();
+        let attrs = attrs.get_mut(..n).unwrap_or_default();
+        let raw = config.raw(crate::sys::CUstream(core::ptr::null_mut()), attrs);
+        let mut v = 0;
+        // SAFETY: a valid out-pointer; `raw` points to `attrs`, alive on this frame.
+        check(unsafe {
+            self.driver.table().cuOccupancyMaxPotentialClusterSize()?(&mut v, self.raw, &raw)
+        })?;
+        Ok(v.max(0) as u32)
+    }
+}
+
+static_assertions::assert_impl_all!(LaunchConfig: Send, Sync, Copy);
