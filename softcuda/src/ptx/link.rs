@@ -345,14 +345,7 @@ pub fn link(units: &[Unit], opts: &JitOptions) -> Result<(Module, String), Strin
     } else {
         String::new()
     };
-    Ok((
-        Module {
-            prog: c.prog,
-            kernels: c.kernels,
-            globals: c.globals,
-        },
-        info,
-    ))
+    Ok((Module::from_compiled(c), info))
 }
 
 /// Whether the definition of `name` (if any unit exports it) satisfies a declaration:

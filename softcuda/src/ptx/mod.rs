@@ -191,23 +191,25 @@ impl Module {
         } else {
             String::new()
         };
-        Ok((
-            Module {
-                reserved_smem: c.prog.code.iter().any(|i| {
-                    matches!(
-                        i.op,
-                        ir::Op::Special {
-                            sr: ir::Sreg::ReservedSmem(_),
-                            ..
-                        }
-                    )
-                }),
-                prog: c.prog,
-                kernels: c.kernels,
-                globals: c.globals,
-            },
-            info,
-        ))
+        Ok((Module::from_compiled(c), info))
+    }
+
+    /// The module of a compiled program.
+    pub(crate) fn from_compiled(c: compile::Compiled) -> Module {
+        Module {
+            reserved_smem: c.prog.code.iter().any(|i| {
+                matches!(
+                    i.op,
+                    ir::Op::Special {
+                        sr: ir::Sreg::ReservedSmem(_),
+                        ..
+                    }
+                )
+            }),
+            prog: c.prog,
+            kernels: c.kernels,
+            globals: c.globals,
+        }
     }
 
     /// The kernels (`.entry` functions), in source order.
