@@ -16,11 +16,12 @@
 //!   holds `&buffer` for its whole life (its kernel nodes may write through it), so
 //!   `host` cannot be called while a graph that uses the buffer exists.
 //!
-//! Unrelated kernels may still run on the device meanwhile. That is safe only on a
-//! device with `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: on others the host
-//! faults when touching managed memory while *any* kernel runs, which no borrow can
-//! rule out — so [`CurrentContext::alloc_managed`] refuses such devices
-//! ([`CudaError::DeviceLacks`]). There is no shared host view: a `&[T]` could coexist
+//! Unrelated kernels may still run meanwhile, on this device or another. That is safe
+//! only where every device has `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`: a
+//! device without it owns all managed memory while any of its kernels runs (the host
+//! touching it faults), which no borrow can rule out — so
+//! [`CurrentContext::alloc_managed`] refuses to allocate unless every device of the
+//! driver has it ([`CudaError::DeviceLacks`]). There is no shared host view: a `&[T]` could coexist
 //! with a graph that writes the buffer through its `&buffer`.
 //!
 //! ```compile_fail
@@ -190,11 +191,19 @@ impl<'ctx> CurrentContext<'ctx> {
                 feature: "managed memory (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)",
             });
         }
-        if device.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)? == 0
-        {
-            return Err(CudaError::DeviceLacks {
-                feature: "concurrent managed access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)",
-            });
+        // Managed memory attached globally is visible to every device, and a device
+        // without concurrent managed access owns all managed memory while any of its
+        // kernels runs: the host touching it then faults, whichever device the buffer
+        // was made on. So every device of the driver must have it.
+        for ordinal in 0..self.driver().device_count()? {
+            let dev = self.driver().device(ordinal)?;
+            if dev.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)?
+                == 0
+            {
+                return Err(CudaError::DeviceLacks {
+                    feature: "concurrent managed access on every device (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)",
+                });
+            }
         }
         let bytes = memory::bytes::<T>(len)?;
         let mut ptr = 0;
@@ -254,6 +263,10 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// (the context failed) is returned, and no slice; so is
     /// [`CudaError::ContextMismatch`] if code outside this crate made another context
     /// current (the wait would be for the wrong context's work).
+    ///
+    /// Inside a stream capture of this context (any mode) the wait is illegal, as in
+    /// CUDA: the driver refuses it (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) and
+    /// invalidates the capture, which then ends with an error. Call it outside.
     pub fn host(&mut self) -> Result<&mut [T], CudaError> {
         let t = self.driver.table();
         let mut found = CUcontext::NULL;

@@ -355,7 +355,10 @@ impl Drop for MemoryPool<'_> {
 /// is logged, never a panic). A synchronous copy ([`DeviceSlice::copy_to_host`] and
 /// the like) runs on the legacy default stream, which waits for blocking streams only:
 /// on a non-blocking stream synchronize it (or copy in its order, with
-/// [`Stream::scope`]) before touching the memory from elsewhere.
+/// [`Stream::scope`]) before touching the memory from elsewhere. Before the stream
+/// reaches the allocation the memory is not the buffer's yet: CUDA leaves such an
+/// access undefined, and softcuda reports it as the sticky
+/// `CUDA_ERROR_ILLEGAL_ADDRESS` (the context is lost), so tests catch it.
 ///
 /// Use on another stream must be ordered by you (events: [`Stream::wait`]), as for
 /// any device memory used by two streams: the crate orders nothing between streams,
@@ -383,7 +386,7 @@ impl<'a> Stream<'a> {
         let mut ptr = 0;
         // SAFETY: a valid out-pointer; a live stream of the current context.
         check(unsafe { self.driver().table().cuMemAllocAsync()?(&mut ptr, bytes, self.raw()) })?;
-        Ok(self.buffer(ptr, len))
+        self.buffer(ptr, len)
     }
 
     /// Allocates `len` elements (`len` > 0) from `pool`, in this stream's order. The
@@ -404,17 +407,31 @@ impl<'a> Stream<'a> {
         check(unsafe {
             self.driver().table().cuMemAllocFromPoolAsync()?(&mut ptr, bytes, pool.raw, self.raw())
         })?;
-        Ok(self.buffer(ptr, len))
+        self.buffer(ptr, len)
     }
 
-    fn buffer<T: DeviceCopy>(&self, ptr: CUdeviceptr, len: usize) -> StreamBuffer<'_, T> {
-        StreamBuffer {
+    /// The buffer owning a fresh allocation; one whose address does not suit `T`'s
+    /// alignment is freed again and refused.
+    fn buffer<T: DeviceCopy>(
+        &self,
+        ptr: CUdeviceptr,
+        len: usize,
+    ) -> Result<StreamBuffer<'_, T>, CudaError> {
+        let b = StreamBuffer {
             driver: self.driver(),
             ptr,
             len,
             stream: self.raw(),
             _b: PhantomData,
+        };
+        if !(ptr as usize).is_multiple_of(align_of::<T>()) {
+            drop(b); // freed in stream order
+            return Err(CudaError::InvalidArgument {
+                parameter: "T",
+                rule: "the element type's alignment exceeds the driver's allocation alignment",
+            });
         }
+        Ok(b)
     }
 }
 
@@ -460,7 +477,9 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
         memory::exclusive(self.driver, self.ptr, self.len)
     }
 
-    /// Frees the memory in its stream's order (the buffer is consumed: CF22).
+    /// Frees the memory in its stream's order (the buffer is consumed: CF22). If the
+    /// driver refuses the free, the error is returned and the allocation stays with
+    /// the pool until the context is destroyed (a leak, never a double free).
     pub fn free_async(self) -> Result<(), CudaError> {
         let this = ManuallyDrop::new(self);
         this.free()

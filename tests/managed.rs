@@ -133,19 +133,11 @@ fn bad_requests_are_typed_errors() {
     });
 }
 
-#[test]
-fn a_device_without_concurrent_managed_access_is_refused() {
-    if ON_GPU {
-        return;
-    }
+/// Allocates on device 0 of the machine `devices` describes; the refusal, if any.
+fn managed_refusal_on(devices: Vec<softcuda::control::Profile>) -> Option<CudaError> {
     let (d, _g) = common::driver();
     let before = softcuda::control::config();
-    // A Maxwell device: managed memory, but no concurrent managed access.
-    softcuda::control::configure(
-        before.version,
-        vec![softcuda::control::Profile::new(0, 5, 2, 1024)],
-    )
-    .unwrap();
+    softcuda::control::configure(before.version, devices).unwrap();
     let ctx = oxicuda_driver::Context::new(
         &d.device(0).unwrap(),
         oxicuda_driver::sys::CUctx_flags::empty(),
@@ -154,12 +146,40 @@ fn a_device_without_concurrent_managed_access_is_refused() {
     let r = ctx.bind(|cur| cur.alloc_managed::<u32>(4, Attach::Global).err());
     drop(ctx);
     softcuda::control::configure(before.version, before.devices).unwrap();
-    let refused = r.unwrap();
-    assert!(
-        matches!(refused, Some(CudaError::DeviceLacks { feature }) if feature.contains("concurrent")),
-        "{refused:?}"
-    );
     common::no_leaks();
+    r.unwrap()
+}
+
+#[test]
+fn a_device_without_concurrent_managed_access_is_refused() {
+    if ON_GPU {
+        return;
+    }
+    use softcuda::control::Profile;
+    // A Maxwell device: managed memory, but no concurrent managed access.
+    let alone = managed_refusal_on(vec![Profile::new(0, 5, 2, 1024)]);
+    assert!(
+        matches!(alone, Some(CudaError::DeviceLacks { feature }) if feature.contains("concurrent")),
+        "{alone:?}"
+    );
+    // Beside an Ampere device, allocating on the Ampere one is refused too: the
+    // Maxwell device's kernels would own the globally visible memory while they run.
+    let beside = managed_refusal_on(vec![
+        Profile::new(0, 8, 0, 1024),
+        Profile::new(1, 5, 2, 1024),
+    ]);
+    assert!(
+        matches!(beside, Some(CudaError::DeviceLacks { feature }) if feature.contains("every device")),
+        "{beside:?}"
+    );
+    // And two devices that both have it allocate.
+    assert_eq!(
+        managed_refusal_on(vec![
+            Profile::new(0, 9, 0, 1024),
+            Profile::new(1, 8, 0, 1024)
+        ]),
+        None
+    );
 }
 
 #[test]
