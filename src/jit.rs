@@ -121,9 +121,15 @@ impl core::fmt::Display for JitLog {
 pub struct JitOptions {
     /// `CU_JIT_MAX_REGISTERS`.
     pub max_registers: Option<u32>,
-    /// `CU_JIT_OPTIMIZATION_LEVEL`, 0–4.
+    /// `CU_JIT_OPTIMIZATION_LEVEL`, 0–4 (another value is
+    /// [`CudaError::InvalidArgument`](crate::CudaError::InvalidArgument) before any
+    /// driver call).
     pub optimization_level: Option<u32>,
-    /// `CU_JIT_TARGET` as `10 * major + minor` (e.g. 90); the context's device if `None`.
+    /// `CU_JIT_TARGET`, a `CUjit_target` value: `10 * major + minor` (e.g. 90), from 30
+    /// up, optionally plus `CU_COMPUTE_ACCELERATED_TARGET_BASE` (`sm_90a`) or
+    /// `CU_COMPUTE_FAMILY_TARGET_BASE` (`sm_100f`); the context's device if `None`.
+    /// Another value is [`CudaError::InvalidArgument`](crate::CudaError::InvalidArgument)
+    /// before any driver call (the driver decides which targets it knows).
     pub target: Option<u32>,
     /// `CU_JIT_GENERATE_DEBUG_INFO`.
     pub debug_info: bool,
@@ -133,13 +139,40 @@ pub struct JitOptions {
     pub verbose: bool,
 }
 
+impl JitOptions {
+    /// Refuses values no driver accepts, before any driver call: an optimization level
+    /// above 4, a target that is not of the form of a `CUjit_target`.
+    fn check(&self) -> Result<(), crate::CudaError> {
+        if self.optimization_level.is_some_and(|o| o > 4) {
+            return Err(crate::CudaError::InvalidArgument {
+                parameter: "JitOptions::optimization_level",
+                rule: "the JIT's optimization level is 0 to 4",
+            });
+        }
+        let target_ok = |t: u32| {
+            let (base, variant) = (t & 0xFFFF, t >> 16);
+            // 10 * major + minor from sm_30; plain, `a` (1) or `f` (2) variants.
+            (30..1000).contains(&base) && variant <= 2
+        };
+        if self.target.is_some_and(|t| !target_ok(t)) {
+            return Err(crate::CudaError::InvalidArgument {
+                parameter: "JitOptions::target",
+                rule: "a CUjit_target is 10 * major + minor (30 up to 999), plain or plus \
+                       CU_COMPUTE_ACCELERATED_TARGET_BASE or CU_COMPUTE_FAMILY_TARGET_BASE",
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Bytes of each log buffer handed to the JIT.
 const LOG_BYTES: usize = 16 * 1024;
 
 /// The option arrays of one JIT call (a module load, a link, a library load): the
 /// typed options plus the info and error log buffers. The arrays and buffers are
 /// heap memory owned here, at fixed addresses while this value lives — which a
-/// link needs, as the driver writes the log sizes back until `cuLinkDestroy`.
+/// link needs, as the driver writes the log sizes back until `cuLinkDestroy` (and a
+/// library, whose lazy loading may compile at first use, until `cuLibraryUnload`).
 pub(crate) struct JitCall {
     info: Vec<core::ffi::c_char>,
     error: Vec<core::ffi::c_char>,
@@ -148,9 +181,11 @@ pub(crate) struct JitCall {
 }
 
 impl JitCall {
-    /// The arrays for `options`, with empty logs.
-    pub(crate) fn new(options: &JitOptions) -> JitCall {
+    /// The arrays for `options`, with empty logs; options no driver accepts are
+    /// [`CudaError::InvalidArgument`](crate::CudaError::InvalidArgument).
+    pub(crate) fn new(options: &JitOptions) -> Result<JitCall, crate::CudaError> {
         use crate::sys::CUjit_option as O;
+        options.check()?;
         let mut call = JitCall {
             info: vec![0; LOG_BYTES],
             error: vec![0; LOG_BYTES],
@@ -187,7 +222,7 @@ impl JitCall {
         if options.verbose {
             push(O::CU_JIT_LOG_VERBOSE, 1);
         }
-        call
+        Ok(call)
     }
 
     /// The number of options.
@@ -284,5 +319,28 @@ mod tests {
             log.to_string()
                 .contains("error: line 6: Unknown instruction 'frob'")
         );
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused_before_the_driver() {
+        let with = |optimization_level, target| JitOptions {
+            optimization_level,
+            target,
+            ..Default::default()
+        };
+        let refused = |o: JitOptions, parameter: &str| matches!(JitCall::new(&o), Err(crate::CudaError::InvalidArgument { parameter: p, .. }) if p == parameter);
+        for level in [5, 99, u32::MAX] {
+            assert!(refused(
+                with(Some(level), None),
+                "JitOptions::optimization_level"
+            ));
+        }
+        for target in [0, 10, 29, 1000, 0x3_0000 + 90, u32::MAX] {
+            assert!(refused(with(None, Some(target)), "JitOptions::target"));
+        }
+        for (level, target) in [(0, 30), (4, 90), (2, 0x1_0000 + 90), (3, 0x2_0000 + 100)] {
+            let call = JitCall::new(&with(Some(level), Some(target))).unwrap();
+            assert_eq!(call.len(), 6, "4 log options, the level and the target");
+        }
     }
 }

@@ -17,6 +17,21 @@
 //!
 //! Like modules, libraries, kernels and functions are neither `Send` nor `Sync`.
 //!
+//! Dropping a library while a kernel of it still runs (launched through a function
+//! that is gone, on a stream not yet synchronised) relies on the driver, as dropping
+//! a module does: `cuLibraryUnload` must not return while queued work may still use
+//! the library's code and variables (listed in `docs/architecture.md`, "Assumed of
+//! the driver"; softcuda drains the streams of the library's contexts first).
+//!
+//! The JIT options and log buffers of the load are kept with the library until after
+//! `cuLibraryUnload`: with lazy loading (the default since CUDA 12.2) the driver may
+//! compile — and write the logs and their sizes — at a kernel's first use, long
+//! after `cuLibraryLoadData` returned. [`Library::info_log`] is what the load
+//! itself reported.
+//!
+//! A kernel or variable name with a NUL byte is [`CudaError::InvalidArgument`]; JIT
+//! options out of range are too ([`JitOptions`]), before any driver call.
+//!
 //! Signatures are checked as for [`Module::function`](crate::module::Module::function):
 //! at [`Library::kernel`], against `cuKernelGetParamInfo` (drivers 12.4+) or, for a
 //! library loaded from PTX text, the `.entry` parameter list.
@@ -28,24 +43,29 @@ use crate::jit::{JitCall, JitLog, JitOptions};
 use crate::launch::Signature;
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
+use crate::module::file::read_image_file;
 use crate::module::image::{Image, image_kind, invalid};
 use crate::module::{
-    DeviceGlobal, Function, aligned_copy, check_signature, collect_params, entry_params,
+    DeviceGlobal, Function, aligned_copy, c_name, check_signature, collect_params, entry_params,
 };
 use crate::sys::{CUfunction, CUfunction_attribute, CUkernel, CUlibrary, CUresult};
 use crate::version::DriverVersion;
 use core::ffi::{CStr, c_char, c_uint};
 use core::marker::PhantomData;
-use std::ffi::CString;
 use std::path::Path;
 
-/// A loaded library, independent of contexts. Unloaded on drop.
+/// A loaded library, independent of contexts. Unloaded on drop (with its kernels
+/// possibly still running: see the [module docs](self)).
 pub struct Library {
     driver: &'static Driver,
     raw: CUlibrary,
     info: JitLog,
     /// The PTX text, kept to check kernel signatures when the driver cannot.
     ptx: Option<String>,
+    /// The load's option arrays and log buffers: with lazy loading the driver may
+    /// compile, and write through them, at first use. Freed after `cuLibraryUnload`
+    /// (fields drop after `Drop::drop`).
+    _jit: JitCall,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -72,11 +92,13 @@ impl Driver {
             Image::Cubin | Image::Fatbin => None,
         };
         let aligned = aligned_copy(image);
-        let mut jit = JitCall::new(options);
+        let mut jit = JitCall::new(options)?;
         let mut raw = CUlibrary::NULL;
         // SAFETY: a NUL-terminated, 8-byte aligned copy of an image checked above;
         // `JitCall` holds keys and values of the same length and log buffers of the
-        // sizes it announces, alive during the call; no library options.
+        // sizes it announces, at fixed heap addresses; on success it moves into the
+        // library and lives until after `cuLibraryUnload` (lazy loading may write the
+        // logs at first use); no library options.
         let r = unsafe {
             self.table().cuLibraryLoadData()?(
                 &mut raw,
@@ -97,27 +119,22 @@ impl Driver {
             raw,
             info: jit.info_log(),
             ptx,
+            _jit: jit,
             _not_send: PhantomData,
         })
     }
 
     /// Loads the library in the file at `path` (see [`load_library`](Driver::load_library)).
+    /// A path that is not a regular file, or a file over 1 GiB, is
+    /// [`CudaError::InvalidArgument`]; one that cannot be read, [`CudaError::ReadFile`].
     pub fn load_library_file(
         &'static self,
         path: impl AsRef<Path>,
         options: &JitOptions,
     ) -> Result<Library, CudaError> {
-        let path = path.as_ref();
-        let image = std::fs::read(path).map_err(|e| CudaError::ReadFile {
-            path: path.to_owned(),
-            kind: e.kind(),
-        })?;
+        let image = read_image_file(path.as_ref())?;
         self.load_library(&image, options)
     }
-}
-
-fn c_name(name: &str) -> Result<CString, CudaError> {
-    CString::new(name).map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
 }
 
 /// Refuses a context of another driver than `driver`.
@@ -265,7 +282,9 @@ impl Drop for Library {
     fn drop(&mut self) {
         if let Ok(unload) = self.driver.table().cuLibraryUnload() {
             // SAFETY: this value owns the library; its kernels, functions and globals
-            // borrow it, so none is alive.
+            // borrow it, so none is alive. Work already queued may still run its code:
+            // the driver's unload waits for it (an assumption, as for modules). The
+            // JIT arrays (`_jit`) are freed after this, when the fields drop.
             let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuLibraryUnload failed");
@@ -323,7 +342,9 @@ impl<'lib, S: Signature> Kernel<'lib, S> {
     }
 
     /// Lets launches of this kernel's functions on `device` (in every context of it)
-    /// use up to `bytes` of dynamic shared memory (`cuKernelSetAttribute`).
+    /// use up to `bytes` of dynamic shared memory (`cuKernelSetAttribute`). More than
+    /// `i32::MAX` is [`CudaError::InvalidArgument`]; more than the device allows, the
+    /// driver's `CUDA_ERROR_INVALID_VALUE`.
     pub fn set_max_dynamic_shared_memory(
         &self,
         device: &Device,
@@ -332,8 +353,10 @@ impl<'lib, S: Signature> Kernel<'lib, S> {
         if !core::ptr::eq(self.driver, device.driver()) {
             return Err(CudaError::ForeignDriver);
         }
-        let v = i32::try_from(bytes)
-            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let v = i32::try_from(bytes).map_err(|_| CudaError::InvalidArgument {
+            parameter: "bytes",
+            rule: "must be at most i32::MAX (the attribute is an int)",
+        })?;
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: plain values.
         check(unsafe {

@@ -5,13 +5,31 @@
 //! A [`Linker`] borrows the [`CurrentContext`] token, as a module does: what it
 //! links is for that context's device, and the module it completes into cannot
 //! outlive the token (CF25). The driver writes the logs into buffers the linker owns
-//! until it is destroyed. Each binary input is checked before the driver reads it,
-//! with the checks of module images ([`CudaError::InvalidImage`] naming the rule):
-//! a cubin must be a consistent ELF file, a fatbin must hold its entries, a host
-//! object is an ELF file checked the same way, and a library must be an `ar`
-//! archive whose members lie within it (ELF members checked as cubins). PTX text
-//! must not contain NUL. [`Linker::add_file`] reads the file and adds its bytes, so
-//! the bytes checked are the bytes linked.
+//! until it is destroyed.
+//!
+//! What [`Linker::add`] and [`Linker::add_file`] accept is checked before the driver
+//! reads it, with the checks of module images ([`CudaError::InvalidImage`] naming
+//! the rule): PTX text must not contain NUL; a cubin must be a consistent ELF file; a
+//! fatbin must hold its entries, its uncompressed ELF entries checked as cubins.
+//! What is left to the driver is what module loading leaves to it (compressed fatbin
+//! entries, relocation offsets, symbol values and sizes, `.nv.info` attributes: see
+//! [`module`](crate::module) and `docs/architecture.md`, "Assumed of the driver").
+//! [`Linker::add_file`] reads the file (a regular file of at most 1 GiB) and adds its
+//! bytes, so the bytes checked are the bytes linked.
+//!
+//! Host objects and device libraries are not accepted there
+//! ([`CudaError::InvalidArgument`]): the driver reads what is inside them — the
+//! fatbins embedded in an object's sections (`.nv_fatbin`, `__nv_relfatbin`, and
+//! `.nvFatBinSegment`, which holds pointers), an archive's members whatever their
+//! format, its symbol index and its long-name table — by rules the crate cannot
+//! check completely, and a lie there (an embedded fatbin claiming 1 TiB) would make
+//! the driver read out of bounds. They are added with the `unsafe`
+//! [`Linker::add_unchecked`] / [`Linker::add_file_unchecked`], whose contract is that
+//! the bytes are a well-formed object or archive produced by NVIDIA's tools
+//! (`libcudadevrt.a`, an `nvcc -rdc` object). The container is still checked there
+//! (an object must be a consistent ELF file; an archive's member headers and members
+//! must lie within it, ELF members checked as cubins), which catches a truncated
+//! file, but that is not a guarantee.
 //!
 //! A failed input or link is [`CudaError::JitFailed`] with the driver's code and
 //! its log parsed ([`JitLog`](crate::jit::JitLog): an unresolved symbol is an error diagnostic naming
@@ -26,19 +44,28 @@
 //!
 //! On a real GPU, a module calling the device runtime (`cudaGraphSetConditional` in
 //! `kernels/conditional.cu`) is linked with `libcudadevrt.a`:
-//! `linker.add_file("/usr/local/cuda/lib64/libcudadevrt.a", LinkInputKind::Library)`.
+//!
+//! ```no_run
+//! # use oxicuda_driver::link::{LinkInputKind, Linker};
+//! # fn f(linker: &mut Linker<'_>) -> Result<(), oxicuda_driver::CudaError> {
+//! // SAFETY: the CUDA toolkit's own device runtime library, as NVIDIA ships it.
+//! unsafe {
+//!     linker.add_file_unchecked("/usr/local/cuda/lib64/libcudadevrt.a", LinkInputKind::Library)?
+//! };
+//! # Ok(()) }
+//! ```
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::jit::{JitCall, JitOptions};
 use crate::loader::Driver;
+use crate::module::file::read_image_file;
 use crate::module::image::{Image, image_kind, invalid};
-use crate::module::{Module, aligned_copy, load_image};
+use crate::module::{Module, aligned_copy, c_name, load_image};
 use crate::stream::Tied;
 use crate::sys::{CUjitInputType, CUlinkState, CUresult};
 use core::ffi::c_void;
 use core::marker::PhantomData;
-use std::ffi::CString;
 use std::path::Path;
 
 /// One input of a link, by its format.
@@ -55,9 +82,11 @@ pub enum LinkInput<'i> {
     Cubin(&'i [u8]),
     /// A fatbin.
     Fatbin(&'i [u8]),
-    /// A host object (ELF) embedding device code.
+    /// A host object (ELF) embedding device code: only through the `unsafe`
+    /// [`Linker::add_unchecked`] (see the [module docs](self)).
     Object(&'i [u8]),
-    /// A device library: an `ar` archive of objects (`libcudadevrt.a`).
+    /// A device library, an `ar` archive of objects (`libcudadevrt.a`): only through
+    /// the `unsafe` [`Linker::add_unchecked`] (see the [module docs](self)).
     Library(&'i [u8]),
 }
 
@@ -70,9 +99,9 @@ pub enum LinkInputKind {
     Cubin,
     /// A fatbin.
     Fatbin,
-    /// A host object.
+    /// A host object: only through the `unsafe` [`Linker::add_file_unchecked`].
     Object,
-    /// An `ar` archive.
+    /// An `ar` archive: only through the `unsafe` [`Linker::add_file_unchecked`].
     Library,
 }
 
@@ -91,7 +120,7 @@ impl CurrentContext<'_> {
     /// A linker for this context's device, with the JIT `options` (which also apply
     /// when the completed image is loaded).
     pub fn linker(&self, options: &JitOptions) -> Result<Linker<'_>, CudaError> {
-        let mut jit = JitCall::new(options);
+        let mut jit = JitCall::new(options)?;
         let mut raw = CUlinkState::NULL;
         // SAFETY: `JitCall` holds keys and values of the same length and log buffers
         // of the sizes it announces; it moves into the linker, which keeps them (heap
@@ -113,8 +142,10 @@ impl CurrentContext<'_> {
     }
 }
 
-/// Checks an `ar` archive: its magic, and every member header and member within the
-/// bytes (ELF members as cubins).
+/// Checks an `ar` archive's container: its magic, and every member header and member
+/// within the bytes (ELF members as cubins). Not the symbol index, long names, or
+/// non-ELF members, which the driver reads too: a guard against truncated files for
+/// `add_unchecked`, not a guarantee.
 fn check_archive(bytes: &[u8]) -> Result<(), CudaError> {
     let mut at = b"!<arch>\n".len();
     if !bytes.starts_with(b"!<arch>\n") {
@@ -148,12 +179,63 @@ fn check_archive(bytes: &[u8]) -> Result<(), CudaError> {
     Ok(())
 }
 
+/// The refusal of a host object or library by the safe `add` and `add_file`.
+fn needs_unchecked(parameter: &'static str) -> CudaError {
+    CudaError::InvalidArgument {
+        parameter,
+        rule: "a host object or library is not checked completely (the driver reads the \
+               fatbins and members inside it): add it with the unsafe `add_unchecked` or \
+               `add_file_unchecked`",
+    }
+}
+
 impl<'a> Linker<'a> {
-    /// Adds an input, checked first (see the [module docs](self)).
+    /// Adds a PTX, cubin or fatbin input, checked first (see the [module docs](self)).
+    /// A host object or library is [`CudaError::InvalidArgument`] (`input`): see
+    /// [`add_unchecked`](Linker::add_unchecked). A NUL byte in a PTX input's name is
+    /// [`CudaError::InvalidArgument`] (`name`).
     pub fn add(&mut self, input: LinkInput<'_>) -> Result<(), CudaError> {
+        if let LinkInput::Object(_) | LinkInput::Library(_) = input {
+            return Err(needs_unchecked("input"));
+        }
+        // SAFETY: neither a host object nor a library: the input is checked in full
+        // (as a module image) before the driver reads it.
+        unsafe { self.add_input(input, None) }
+    }
+
+    /// Adds any input, host objects and device libraries included. PTX, cubins and
+    /// fatbins are checked as by [`add`](Linker::add); a host object must be a
+    /// consistent ELF file, and a library an `ar` archive whose member headers and
+    /// members lie within it (ELF members checked as cubins) — which is not all the
+    /// driver reads ([`CudaError::InvalidImage`] otherwise).
+    ///
+    /// # Safety
+    /// For a [`LinkInput::Object`] or [`LinkInput::Library`], the bytes are a
+    /// well-formed host object or `ar` archive as NVIDIA's tools produce them
+    /// (`nvcc -rdc`, `nvlink`, the CUDA toolkit's `libcudadevrt.a`): every fatbin
+    /// embedded in the object's (or a member's) sections holds what its header says,
+    /// every archive member is an ELF file or a fatbin that is consistent with its
+    /// bytes, and the archive's symbol index and long-name table point inside it. The
+    /// driver reads all of that from a bare pointer; bytes from an untrusted source
+    /// must not be given here. Nothing more is asked for the other inputs.
+    pub unsafe fn add_unchecked(&mut self, input: LinkInput<'_>) -> Result<(), CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.add_input(input, None) }
+    }
+
+    /// Checks `input` as far as the crate can and gives it to the driver, named `name`
+    /// in the logs (a default naming its position and kind if `None`).
+    ///
+    /// # Safety
+    /// As [`add_unchecked`](Linker::add_unchecked).
+    unsafe fn add_input(
+        &mut self,
+        input: LinkInput<'_>,
+        name: Option<String>,
+    ) -> Result<(), CudaError> {
         self.inputs += 1;
         let n = self.inputs;
-        let (kind, bytes, name): (CUjitInputType, Vec<u8>, String) = match input {
+        let (kind, bytes, default_name): (CUjitInputType, &[u8], String) = match input {
             LinkInput::Ptx { name, text } => {
                 let text = text.trim_end_matches('\0');
                 if text.contains('\0') {
@@ -164,9 +246,11 @@ impl<'a> Linker<'a> {
                         "text that starts like a binary image (ELF or fatbin) is not PTX",
                     ));
                 }
-                let mut b = text.as_bytes().to_vec();
-                b.push(0);
-                (CUjitInputType::CU_JIT_INPUT_PTX, b, name.to_owned())
+                (
+                    CUjitInputType::CU_JIT_INPUT_PTX,
+                    text.as_bytes(),
+                    name.to_owned(),
+                )
             }
             LinkInput::Cubin(b) => {
                 if image_kind(b)? != Image::Cubin {
@@ -174,7 +258,7 @@ impl<'a> Linker<'a> {
                 }
                 (
                     CUjitInputType::CU_JIT_INPUT_CUBIN,
-                    b.to_vec(),
+                    b,
                     format!("input {n} (cubin)"),
                 )
             }
@@ -184,7 +268,7 @@ impl<'a> Linker<'a> {
                 }
                 (
                     CUjitInputType::CU_JIT_INPUT_FATBINARY,
-                    b.to_vec(),
+                    b,
                     format!("input {n} (fatbin)"),
                 )
             }
@@ -194,7 +278,7 @@ impl<'a> Linker<'a> {
                 }
                 (
                     CUjitInputType::CU_JIT_INPUT_OBJECT,
-                    b.to_vec(),
+                    b,
                     format!("input {n} (object)"),
                 )
             }
@@ -202,7 +286,7 @@ impl<'a> Linker<'a> {
                 check_archive(b)?;
                 (
                     CUjitInputType::CU_JIT_INPUT_LIBRARY,
-                    b.to_vec(),
+                    b,
                     format!("input {n} (library)"),
                 )
             }
@@ -210,19 +294,22 @@ impl<'a> Linker<'a> {
         if bytes.is_empty() {
             return Err(invalid("an empty input"));
         }
-        let name = CString::new(name)
-            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
-        let aligned = aligned_copy(&bytes);
+        let name = c_name(&name.unwrap_or(default_name))?;
+        // Followed by a NUL, which PTX text's size counts (as `cuLinkAddData` wants).
+        let aligned = aligned_copy(bytes);
+        let size = bytes.len() + usize::from(kind == CUjitInputType::CU_JIT_INPUT_PTX);
         self.jit.clear();
-        // SAFETY: `aligned` holds `bytes.len()` bytes of an input checked above for its
-        // kind (its headers against its length), 8-byte aligned; a NUL-terminated
-        // name; no per-input options.
+        // SAFETY: `aligned` holds the `bytes.len()` bytes of an input checked above for
+        // its kind (its headers against its length), 8-byte aligned, then a NUL (so
+        // `size` bytes are readable);
+        // what the checks do not cover of an object or library, the caller promised; a
+        // NUL-terminated name; no per-input options.
         let r = unsafe {
             self.driver.table().cuLinkAddData()?(
                 self.raw,
                 kind,
                 aligned.as_ptr().cast_mut().cast(),
-                bytes.len(),
+                size,
                 name.as_ptr(),
                 0,
                 core::ptr::null_mut(),
@@ -235,30 +322,52 @@ impl<'a> Linker<'a> {
         Ok(())
     }
 
-    /// Adds the file at `path`, of format `kind`: read, checked and added as by
-    /// [`add`](Linker::add) (the logs name it by its path).
+    /// Adds the file at `path`, of format `kind` (PTX, cubin or fatbin): read, checked
+    /// and added as by [`add`](Linker::add), the logs naming it by its path. A host
+    /// object or library is [`CudaError::InvalidArgument`] (`kind`): see
+    /// [`add_file_unchecked`](Linker::add_file_unchecked). A path that is not a regular
+    /// file, or a file over 1 GiB, is [`CudaError::InvalidArgument`] (`path`); one that
+    /// cannot be read, [`CudaError::ReadFile`].
     pub fn add_file(
         &mut self,
         path: impl AsRef<Path>,
         kind: LinkInputKind,
     ) -> Result<(), CudaError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| CudaError::ReadFile {
-            path: path.to_owned(),
-            kind: e.kind(),
-        })?;
-        match kind {
-            LinkInputKind::Ptx => {
-                let text = core::str::from_utf8(&bytes)
-                    .map_err(|_| invalid("a PTX input must be UTF-8 text"))?;
-                let name = path.display().to_string();
-                self.add(LinkInput::Ptx { name: &name, text })
-            }
-            LinkInputKind::Cubin => self.add(LinkInput::Cubin(&bytes)),
-            LinkInputKind::Fatbin => self.add(LinkInput::Fatbin(&bytes)),
-            LinkInputKind::Object => self.add(LinkInput::Object(&bytes)),
-            LinkInputKind::Library => self.add(LinkInput::Library(&bytes)),
+        if let LinkInputKind::Object | LinkInputKind::Library = kind {
+            return Err(needs_unchecked("kind"));
         }
+        // SAFETY: neither a host object nor a library (see `add`).
+        unsafe { self.add_file_unchecked(path, kind) }
+    }
+
+    /// Adds the file at `path`, of any format `kind`: read as by
+    /// [`add_file`](Linker::add_file), checked and added as by
+    /// [`add_unchecked`](Linker::add_unchecked).
+    ///
+    /// # Safety
+    /// As [`add_unchecked`](Linker::add_unchecked), for the file's contents: a host
+    /// object or library must be a well-formed one produced by NVIDIA's tools.
+    pub unsafe fn add_file_unchecked(
+        &mut self,
+        path: impl AsRef<Path>,
+        kind: LinkInputKind,
+    ) -> Result<(), CudaError> {
+        let path = path.as_ref();
+        let bytes = read_image_file(path)?;
+        let name = path.display().to_string();
+        let input = match kind {
+            LinkInputKind::Ptx => LinkInput::Ptx {
+                name: &name,
+                text: core::str::from_utf8(&bytes)
+                    .map_err(|_| invalid("a PTX input must be UTF-8 text"))?,
+            },
+            LinkInputKind::Cubin => LinkInput::Cubin(&bytes),
+            LinkInputKind::Fatbin => LinkInput::Fatbin(&bytes),
+            LinkInputKind::Object => LinkInput::Object(&bytes),
+            LinkInputKind::Library => LinkInput::Library(&bytes),
+        };
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.add_input(input, Some(name.clone())) }
     }
 
     /// Links the inputs: the image, copied out of the driver (whose copy lives only

@@ -11,6 +11,8 @@
 //! offsets, symbol values and sizes, and the `.nv.info` attributes — the crate relies
 //! on the driver not to read or write outside the image for those (an assumption
 //! listed in `docs/architecture.md`, "Soundness").
+//! A file (`load_module_file`) must be a regular file of at most 1 GiB, and kernel and
+//! variable names must not contain NUL: [`CudaError::InvalidArgument`] otherwise.
 //!
 //! Loading gives [`JitLog`] (defined in [`jit`](crate::jit), with [`JitOptions`]):
 //! on failure inside [`CudaError::JitFailed`], whose `Display` shows the diagnostics;
@@ -22,6 +24,7 @@
 //! queries are methods of [`Function`] too.
 
 mod attributes;
+pub(crate) mod file;
 pub(crate) mod image;
 
 pub use crate::jit::{JitDiagnostic, JitLog, JitOptions, Severity};
@@ -82,17 +85,15 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 
     /// Loads the module image in the file at `path` (see
-    /// [`load_module`](CurrentContext::load_module)).
+    /// [`load_module`](CurrentContext::load_module)). A path that is not a regular
+    /// file, or a file over 1 GiB, is [`CudaError::InvalidArgument`]; one that cannot
+    /// be read, [`CudaError::ReadFile`].
     pub fn load_module_file(
         &self,
         path: impl AsRef<Path>,
         options: &JitOptions,
     ) -> Result<Module<'_>, CudaError> {
-        let path = path.as_ref();
-        let image = std::fs::read(path).map_err(|e| CudaError::ReadFile {
-            path: path.to_owned(),
-            kind: e.kind(),
-        })?;
+        let image = file::read_image_file(path.as_ref())?;
         self.load_module(&image, options)
     }
 
@@ -118,7 +119,7 @@ pub(crate) fn load_image<'a>(
     options: &JitOptions,
 ) -> Result<Module<'a>, CudaError> {
     let aligned = aligned_copy(image);
-    let mut jit = JitCall::new(options);
+    let mut jit = JitCall::new(options)?;
     let mut raw = CUmodule::NULL;
     // SAFETY: a NUL-terminated, 8-byte aligned image (see above); `JitCall` holds
     // keys and values of the same length, and log buffers of the sizes it announces,
@@ -141,6 +142,16 @@ pub(crate) fn load_image<'a>(
         info: jit.info_log(),
         ptx,
         _tied: PhantomData,
+    })
+}
+
+/// `name` (of a kernel, a variable, a link input) as a C string for the driver: a NUL
+/// byte in it is [`CudaError::InvalidArgument`] for `name`, found before any driver
+/// call.
+pub(crate) fn c_name(name: &str) -> Result<CString, CudaError> {
+    CString::new(name).map_err(|_| CudaError::InvalidArgument {
+        parameter: "name",
+        rule: "must not contain a NUL byte",
     })
 }
 
@@ -229,8 +240,7 @@ impl Module<'_> {
         &self,
         name: &str,
     ) -> Result<Function<'_, S>, CudaError> {
-        let cname = CString::new(name)
-            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let cname = c_name(name)?;
         let mut raw = CUfunction::NULL;
         // SAFETY: a valid out-pointer and NUL-terminated name.
         check(unsafe {
@@ -336,8 +346,7 @@ impl<'a> Module<'a> {
     /// The variable `name`, typed `T`: its size must be `size_of::<T>()`
     /// ([`CudaError::GlobalSizeMismatch`] otherwise).
     pub fn global<T: DeviceCopy>(&self, name: &str) -> Result<DeviceGlobal<'_, T>, CudaError> {
-        let cname = CString::new(name)
-            .map_err(|_| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let cname = c_name(name)?;
         let (mut ptr, mut bytes) = (0, 0usize);
         // SAFETY: valid out-pointers and a NUL-terminated name.
         check(unsafe {

@@ -238,3 +238,121 @@ fn another_drivers_context_is_refused() {
     drop(lib);
     no_leaks();
 }
+
+/// `Err(InvalidArgument)` naming `parameter`.
+fn invalid_argument<T>(r: Result<T, CudaError>, parameter: &str) -> bool {
+    matches!(r, Err(CudaError::InvalidArgument { parameter: p, .. }) if p == parameter)
+}
+
+#[test]
+fn names_options_files_and_sizes_are_checked_before_the_driver() {
+    let (d, _g) = driver();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
+    // A NUL in a name: the crate's refusal, not a made-up driver code.
+    // SAFETY: refused before any use.
+    let k = unsafe { lib.kernel::<(In<f32>, In<f32>, Out<f32>)>("vector\0add") };
+    assert!(invalid_argument(k, "name"));
+    // SAFETY: refused before any use.
+    let k = unsafe { lib.kernel_unchecked::<()>("\0") };
+    assert!(invalid_argument(k, "name"));
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| assert!(invalid_argument(lib.global::<u32>(cur, "x\0"), "name")))
+        .unwrap();
+    drop(ctx);
+    // A dynamic shared memory size the attribute (an int) cannot hold.
+    // SAFETY: kernels/slices.cu, as above.
+    let add = unsafe { lib.kernel::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }.unwrap();
+    let dev0 = d.device(0).unwrap();
+    assert!(invalid_argument(
+        add.set_max_dynamic_shared_memory(&dev0, u32::MAX),
+        "bytes"
+    ));
+    drop(add);
+    drop(lib);
+    // JIT options out of range.
+    for (options, parameter) in [
+        (
+            JitOptions {
+                optimization_level: Some(99),
+                ..Default::default()
+            },
+            "JitOptions::optimization_level",
+        ),
+        (
+            JitOptions {
+                target: Some(10),
+                ..Default::default()
+            },
+            "JitOptions::target",
+        ),
+        (
+            JitOptions {
+                target: Some(u32::MAX),
+                ..Default::default()
+            },
+            "JitOptions::target",
+        ),
+    ] {
+        assert!(invalid_argument(
+            d.load_library(SLICES.as_bytes(), &options),
+            parameter
+        ));
+    }
+    let lib = d
+        .load_library(
+            SLICES.as_bytes(),
+            &JitOptions {
+                optimization_level: Some(3),
+                target: Some(80),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    drop(lib);
+    // Files: a directory and an endless device are refused before reading.
+    for p in ["/tmp", "/dev/zero"] {
+        assert!(invalid_argument(
+            d.load_library_file(p, &JitOptions::default()),
+            "path"
+        ));
+    }
+    no_leaks();
+}
+
+/// Dropping a library while its kernel still runs: the driver's `cuLibraryUnload`
+/// waits for the work (softcuda drains the streams of the library's contexts), and
+/// the JIT arrays of the (lazy) load live until after it.
+#[test]
+fn a_library_dropped_while_its_kernel_runs_waits_for_it() {
+    let (d, _g) = driver();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let verbose = JitOptions {
+            verbose: true,
+            ..Default::default()
+        };
+        let lib = d.load_library(SLICES.as_bytes(), &verbose)?;
+        // SAFETY: kernels/slices.cu, as above.
+        let k = unsafe { lib.kernel::<(In<f32>, In<f32>, Out<f32>)>("vector_add") }?;
+        // First use in this context: where a lazily loading driver compiles.
+        let f = k.function(cur)?;
+        let n = 1 << 16;
+        let a = cur.alloc_from(&vec![1.0f32; n])?;
+        let b = cur.alloc_from(&vec![2.0f32; n])?;
+        let mut c = cur.alloc::<f32>(n)?;
+        let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        f.launch(&s, (n / 256) as u32, 256, 0, (&a, &b, &mut c))?;
+        // `f` (no destructor) is not used again; the kernel and library go now.
+        drop(k);
+        drop(lib);
+        s.synchronize()?;
+        assert!(c.to_vec()?.iter().all(|x| *x == 3.0));
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    drop(ctx);
+    no_leaks();
+}

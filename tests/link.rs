@@ -13,6 +13,7 @@ use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::link::{LinkInput, LinkInputKind};
 use oxicuda_driver::module::{JitOptions, Severity};
 use oxicuda_driver::sys::{CUresult, CUstream_flags};
+use std::path::Path;
 
 const A: &str = include_str!("../kernels/link_a.ptx");
 const B: &str = include_str!("../kernels/link_b.ptx");
@@ -112,12 +113,24 @@ fn bad_inputs_are_refused_before_the_driver_reads_them() {
         assert!(invalid(linker.add(LinkInput::Cubin(b"not an ELF file"))));
         elf.resize(64, 0);
         assert!(invalid(linker.add(LinkInput::Fatbin(&elf))));
-        assert!(invalid(linker.add(LinkInput::Object(b"!<arch>\n"))));
-        assert!(invalid(linker.add(LinkInput::Library(b"\x7fELF"))));
+        // Host objects and libraries go through `add_unchecked`, which still checks
+        // their containers.
+        // SAFETY: each is refused before the driver reads it.
+        unsafe {
+            assert!(invalid(
+                linker.add_unchecked(LinkInput::Object(b"!<arch>\n"))
+            ));
+            assert!(invalid(
+                linker.add_unchecked(LinkInput::Library(b"\x7fELF"))
+            ));
+        }
         let mut archive = b"!<arch>\n".to_vec();
         archive.extend_from_slice(format!("{:<48}{:<10}`\n", "member.o/", 999).as_bytes());
         archive.extend_from_slice(b"short");
-        assert!(invalid(linker.add(LinkInput::Library(&archive))));
+        // SAFETY: refused before the driver reads it.
+        assert!(invalid(unsafe {
+            linker.add_unchecked(LinkInput::Library(&archive))
+        }));
         assert!(invalid(linker.add(LinkInput::Ptx {
             name: "nul.ptx",
             text: "a\0b",
@@ -132,8 +145,10 @@ fn bad_inputs_are_refused_before_the_driver_reads_them() {
         good.extend_from_slice(format!("{:<48}{:<10}`\n", "member.o/", 4).as_bytes());
         good.extend_from_slice(b"data");
         if !ON_GPU {
+            // SAFETY: a member of four bytes, within the archive; softcuda reads
+            // nothing of it (it has no device code to link from an archive).
             assert!(matches!(
-                linker.add(LinkInput::Library(&good)),
+                unsafe { linker.add_unchecked(LinkInput::Library(&good)) },
                 Err(CudaError::Driver(CUresult::CUDA_ERROR_NOT_SUPPORTED))
             ));
         }
@@ -238,4 +253,236 @@ fn a_fatbin_input_links_and_a_well_formed_cubin_reaches_the_driver() {
         }
         Ok(())
     });
+}
+
+/// An `ar` member header and its data.
+fn ar_member(name: &str, data: &[u8]) -> Vec<u8> {
+    let mut m = format!("{:<48}{:<10}`\n", name, data.len()).into_bytes();
+    m.extend_from_slice(data);
+    if data.len() % 2 == 1 {
+        m.push(b'\n');
+    }
+    m
+}
+
+/// A fatbin header claiming 1 TiB of entries.
+fn lying_fatbin() -> Vec<u8> {
+    let mut f = vec![0u8; 16];
+    f[..4].copy_from_slice(&0xBA55_ED50u32.to_le_bytes());
+    f[4..6].copy_from_slice(&1u16.to_le_bytes());
+    f[6..8].copy_from_slice(&16u16.to_le_bytes());
+    f[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    f
+}
+
+/// A consistent x86-64 ELF object whose `.nv_fatbin` section holds `contents`.
+fn object_embedding(contents: &[u8]) -> Vec<u8> {
+    let names = b"\0.shstrtab\0.nv_fatbin\0";
+    let mut e = vec![0u8; 64];
+    e[..6].copy_from_slice(b"\x7fELF\x02\x01");
+    e[0x12..0x14].copy_from_slice(&62u16.to_le_bytes());
+    let names_at = e.len() as u64;
+    e.extend_from_slice(names);
+    let fatbin_at = e.len() as u64;
+    e.extend_from_slice(contents);
+    let shoff = e.len() as u64;
+    for (name, ty, at, size) in [
+        (0u32, 0u32, 0u64, 0u64),
+        (1, 3, names_at, names.len() as u64),
+        (11, 1, fatbin_at, contents.len() as u64),
+    ] {
+        let mut h = [0u8; 64];
+        h[0..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&ty.to_le_bytes());
+        h[0x18..0x20].copy_from_slice(&at.to_le_bytes());
+        h[0x20..0x28].copy_from_slice(&size.to_le_bytes());
+        e.extend_from_slice(&h);
+    }
+    e[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+    e[0x3A..0x3C].copy_from_slice(&64u16.to_le_bytes());
+    e[0x3C..0x3E].copy_from_slice(&3u16.to_le_bytes());
+    e[0x3E..0x40].copy_from_slice(&1u16.to_le_bytes());
+    e
+}
+
+/// `Err(InvalidArgument)` naming `parameter`.
+fn invalid_argument(r: Result<(), CudaError>, parameter: &str) -> bool {
+    matches!(r, Err(CudaError::InvalidArgument { parameter: p, .. }) if p == parameter)
+}
+
+#[test]
+fn safe_code_cannot_add_host_objects_or_libraries() {
+    let dir = std::env::temp_dir().join(format!("oxicuda-link-obj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut linker = cur.linker(&JitOptions::default())?;
+        // A consistent ELF object whose embedded fatbin claims 1 TiB: its container
+        // passes the checks, what is inside would reach the driver. Safe `add`
+        // refuses the kind, whatever the bytes, and so does `add_file`.
+        let object = object_embedding(&lying_fatbin());
+        let mut archive = b"!<arch>\n".to_vec();
+        archive.extend(ar_member("a.o/", &object));
+        archive.extend(ar_member("f.fatbin/", &lying_fatbin()));
+        let mut bsd = b"!<arch>\n".to_vec();
+        bsd.extend(ar_member("#1/4096", b"abcd"));
+        for input in [
+            LinkInput::Object(&object),
+            LinkInput::Library(&archive),
+            LinkInput::Library(&bsd),
+        ] {
+            assert!(invalid_argument(linker.add(input), "input"), "{input:?}");
+        }
+        let (obj_path, lib_path) = (dir.join("a.o"), dir.join("liba.a"));
+        std::fs::write(&obj_path, &object).unwrap();
+        std::fs::write(&lib_path, &archive).unwrap();
+        assert!(invalid_argument(
+            linker.add_file(&obj_path, LinkInputKind::Object),
+            "kind"
+        ));
+        assert!(invalid_argument(
+            linker.add_file(&lib_path, LinkInputKind::Library),
+            "kind"
+        ));
+        // The linker is still usable: the refusals reached no driver call.
+        linker.add(a())?;
+        linker.add(b())?;
+        linker.complete().map(drop)
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn names_with_nul_and_out_of_range_jit_options_are_invalid_arguments() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut linker = cur.linker(&JitOptions::default())?;
+        assert!(invalid_argument(
+            linker.add(LinkInput::Ptx {
+                name: "a\0.ptx",
+                text: A,
+            }),
+            "name"
+        ));
+        linker.add(a())?;
+        linker.add(b())?;
+        let module = linker.complete()?;
+        // SAFETY: refused before any use.
+        let f = unsafe { module.function::<(Out<f32>,)>("read\0factor") };
+        assert!(matches!(
+            f,
+            Err(CudaError::InvalidArgument {
+                parameter: "name",
+                ..
+            })
+        ));
+        assert!(matches!(
+            module.global::<f32>("scale\0factor"),
+            Err(CudaError::InvalidArgument {
+                parameter: "name",
+                ..
+            })
+        ));
+        // JIT options out of range: refused before the driver sees them, for links
+        // and module loads alike.
+        for (options, parameter) in [
+            (
+                JitOptions {
+                    optimization_level: Some(5),
+                    ..Default::default()
+                },
+                "JitOptions::optimization_level",
+            ),
+            (
+                JitOptions {
+                    optimization_level: Some(99),
+                    ..Default::default()
+                },
+                "JitOptions::optimization_level",
+            ),
+            (
+                JitOptions {
+                    target: Some(10),
+                    ..Default::default()
+                },
+                "JitOptions::target",
+            ),
+            (
+                JitOptions {
+                    target: Some(u32::MAX),
+                    ..Default::default()
+                },
+                "JitOptions::target",
+            ),
+        ] {
+            assert!(invalid_argument(cur.linker(&options).map(drop), parameter));
+            assert!(invalid_argument(
+                cur.load_ptx(B, &options).map(drop),
+                parameter
+            ));
+        }
+        // In range: level 4, sm_90 and sm_90a (device 0 is 9.0 on softcuda; an H200
+        // on a GPU).
+        for options in [
+            JitOptions {
+                optimization_level: Some(4),
+                ..Default::default()
+            },
+            JitOptions {
+                target: Some(90),
+                ..Default::default()
+            },
+            JitOptions {
+                target: Some(0x1_0000 + 90),
+                ..Default::default()
+            },
+        ] {
+            let mut linker = cur.linker(&options)?;
+            linker.add(a())?;
+            linker.add(b())?;
+            linker.complete().map(drop)?;
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn files_must_be_regular_and_at_most_1_gib() {
+    let dir = std::env::temp_dir().join(format!("oxicuda-link-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.ptx");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Sparse: 1 GiB + 1 byte that take no space.
+    let big = dir.join("big.fatbin");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len((1 << 30) + 1)
+        .unwrap();
+    on_device0(|cur| -> Result<(), CudaError> {
+        let mut linker = cur.linker(&JitOptions::default())?;
+        let refused = |linker: &mut oxicuda_driver::link::Linker<'_>, p: &Path| {
+            invalid_argument(linker.add_file(p, LinkInputKind::Fatbin), "path")
+        };
+        // A directory, a FIFO (opening it would block), a device that never ends, a
+        // file over the limit.
+        assert!(refused(&mut linker, &dir));
+        assert!(refused(&mut linker, &fifo));
+        assert!(refused(&mut linker, Path::new("/dev/zero")));
+        assert!(refused(&mut linker, &big));
+        // Module loading shares the reading.
+        for p in [dir.as_path(), &fifo, Path::new("/dev/zero"), &big] {
+            assert!(invalid_argument(
+                cur.load_module_file(p, &JitOptions::default()).map(drop),
+                "path"
+            ));
+        }
+        assert!(matches!(
+            cur.load_module_file(dir.join("missing"), &JitOptions::default()),
+            Err(CudaError::ReadFile { .. })
+        ));
+        Ok(())
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
 }

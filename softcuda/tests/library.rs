@@ -250,3 +250,60 @@ fn refusals() {
     }
     no_leaks();
 }
+
+/// `cuLibraryLoadData` of `LIB` with one JIT option.
+fn load_with(option: c_uint, value: usize) -> Result<CUlibrary, CUresult> {
+    let mut l = std::ptr::null_mut();
+    let mut opt = [option];
+    let mut val = [std::ptr::without_provenance_mut::<c_void>(value)];
+    // SAFETY: NUL-terminated PTX; one JIT option, alive during the call.
+    let r = unsafe {
+        cuLibraryLoadData(
+            &mut l,
+            LIB.as_ptr().cast(),
+            opt.as_mut_ptr(),
+            val.as_mut_ptr(),
+            1,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if r == code::SUCCESS { Ok(l) } else { Err(r) }
+}
+
+#[test]
+fn jit_options_out_of_range_are_invalid_values() {
+    let _g = serial();
+    const OPTIMIZATION_LEVEL: c_uint = 7;
+    const TARGET: c_uint = 9;
+    for (option, value) in [
+        (OPTIMIZATION_LEVEL, 5),
+        (OPTIMIZATION_LEVEL, 99),
+        (TARGET, 10),
+        (TARGET, 31),
+        (TARGET, u32::MAX as usize),
+        (TARGET, 0x1_0000 + 80), // sm_80a does not exist
+        (TARGET, 0x2_0000 + 90), // nor sm_90f
+        (TARGET, 0x3_0000 + 90),
+    ] {
+        assert_eq!(
+            load_with(option, value),
+            Err(code::INVALID_VALUE),
+            "option {option} = {value:#x}"
+        );
+    }
+    for (option, value) in [
+        (OPTIMIZATION_LEVEL, 0),
+        (OPTIMIZATION_LEVEL, 4),
+        (TARGET, 80),
+        (TARGET, 90),
+        (TARGET, 0x1_0000 + 90),  // sm_90a, compiled as sm_90
+        (TARGET, 0x2_0000 + 100), // sm_100f
+    ] {
+        let l = load_with(option, value).unwrap();
+        // SAFETY: the library just loaded.
+        ok(unsafe { cuLibraryUnload(l) });
+    }
+    no_leaks();
+}

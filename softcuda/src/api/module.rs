@@ -71,7 +71,9 @@ pub(crate) fn parse_options(
             4 => info_len = Some((v, i)),
             5 => err_buf = Some((val.cast::<c_char>(), i)),
             6 => err_len = Some((v, i)),
-            9 => jit.opts.target_sm = v as u32,
+            // CU_JIT_OPTIMIZATION_LEVEL: 0 to 4, as ptxas's -O.
+            7 if v > 4 => return Err(code::INVALID_VALUE),
+            9 => jit.opts.target_sm = jit_target(v).ok_or(code::INVALID_VALUE)?,
             12 => jit.opts.verbose = v != 0,
             1 | 2 | 7 | 8 | 10 | 11 | 13 | 14 => {} // accepted; they change nothing here
             _ => return Err(code::INVALID_VALUE),
@@ -84,6 +86,26 @@ pub(crate) fn parse_options(
         jit.error = Some((b, len, slot));
     }
     Ok(jit)
+}
+
+/// The SM version of a `CU_JIT_TARGET` value: a `CUjit_target` of cuda.h (12.9),
+/// plain (`CU_TARGET_COMPUTE_90`), accelerated (`+ CU_COMPUTE_ACCELERATED_TARGET_BASE`,
+/// sm_90 up) or family (`+ CU_COMPUTE_FAMILY_TARGET_BASE`, sm_100 up); `None` for
+/// anything else, which the driver refuses.
+fn jit_target(v: usize) -> Option<u32> {
+    const PLAIN: [usize; 23] = [
+        30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120,
+        121,
+    ];
+    let (base, variant) = (v & 0xFFFF, v >> 16);
+    let known = PLAIN.contains(&base)
+        && match variant {
+            0 => true,
+            1 => base >= 90,
+            2 => base >= 100,
+            _ => false,
+        };
+    known.then_some(base as u32)
 }
 
 /// Writes `log` into a caller's log buffer and the byte count back into its size option.
