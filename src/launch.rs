@@ -3,10 +3,10 @@
 //! A kernel's signature is a tuple of parameter kinds (up to 16): [`In<T>`] (device
 //! memory the kernel reads), [`Out<T>`] (device memory it writes) and values passed
 //! by value — numbers, or your own `#[repr(C)]` structs that implement
-//! [`DeviceCopy`] — or tensor maps ([`TensorMapIn`](crate::tensor_map::TensorMapIn),
-//! [`TensorMapOut`](crate::tensor_map::TensorMapOut): 128 bytes aligned to 64, passed
-//! as `&map`/`&mut map`). A launch takes a tuple of arguments, one per parameter, each
-//! checked by the compiler ([`Arg`]): for `In<T>`, `&buffer` or a [`DeviceSlice<T>`];
+//! [`DeviceCopy`] — or tensor maps ([`TensorMapIn<L>`](crate::tensor_map::TensorMapIn),
+//! [`TensorMapOut<L>`](crate::tensor_map::TensorMapOut): 128 bytes aligned to 64, passed
+//! as `&map`/`&mut map` of a map of layout `L`). A launch takes a tuple of arguments,
+//! one per parameter, each checked by the compiler ([`Arg`]): for `In<T>`, `&buffer` or a [`DeviceSlice<T>`];
 //! for `Out<T>`, `&mut buffer` or a [`DeviceSliceMut<T>`]; for a value, the value. So
 //! the compiler rejects wrong types (CF6), wrong arity (CF7), host references, `Vec`s
 //! and slices (CF8: they are not device memory), memory of another element type

@@ -206,6 +206,14 @@ impl Module<'_> {
     /// - passes to `cudaGraphSetConditional` only a parameter declared
     ///   [`ConditionalHandle`](crate::graph::ConditionalHandle) (never a number: the
     ///   device runtime trusts the handle it is given).
+    /// - for a tensor-map parameter declared
+    ///   [`TensorMapIn<L>`](crate::tensor_map::TensorMapIn) or
+    ///   [`TensorMapOut<L>`](crate::tensor_map::TensorMapOut), is correct for every map
+    ///   of layout `L` (any dimensions, strides, address, pixel box, L2 promotion and
+    ///   fill the builder accepts): it issues TMA operations of `L`'s kind and rank
+    ///   with that descriptor only, stages each access in shared memory that holds what
+    ///   one access of `L` writes, and stores through the map only when it is declared
+    ///   `TensorMapOut<L>` (see [`TensorLayout`](crate::tensor_map::TensorLayout)).
     ///
     /// A kernel that takes its bounds from a value parameter (`n`) cannot keep this:
     /// safe code may pass any `n`. Take them from the slices (`c.len`), as

@@ -1,8 +1,9 @@
 //! Tensor maps (TMA descriptors): [`TensorMap<'buf, A>`], the 128-byte, 64-byte-aligned
 //! descriptor through which a kernel's Tensor Memory Accelerator loads and stores tiles
 //! of a tensor in device memory — tiled ([`TensorMap::tiled`]), im2col
-//! ([`TensorMap::im2col`]) and im2col-wide ([`TensorMap::im2col_wide`]) — built by
-//! [`TensorMapBuilder`] and encoded by `cuTensorMapEncode*`.
+//! ([`TensorMap::im2col`]) and im2col-wide ([`TensorMap::im2col_wide`]) — of a layout
+//! fixed by its type ([`TensorLayout`]), built by [`TensorMapBuilder`] and encoded by
+//! `cuTensorMapEncode*`.
 //!
 //! # Every documented rule is checked first
 //!
@@ -13,7 +14,8 @@
 //! ...) and the rule: rank (1 to 5; 3 to 5 with interleave or im2col), the global
 //! address's alignment (16 bytes; 32 with 32-byte interleave or the `ALIGN16B` packed
 //! types), dimensions (1 to 2³²; multiples of 128 or 2 along dimension 0 for the packed
-//! types), strides (multiples of 16 — 32 with 32-byte interleave or `ALIGN16B` types —
+//! types; with interleave, dimension 0 at most one 16- or 32-byte chunk — this crate's
+//! rule, see below), strides (multiples of 16 — 32 with 32-byte interleave or `ALIGN16B` types —
 //! below 2⁴⁰, each holding the dimensions below it:
 //! `globalStrides[0] ≥ globalDim[0] × element size`,
 //! `globalStrides[i] ≥ globalStrides[i-1] × globalDim[i]`), box sizes (1 to 256; the inner
@@ -33,6 +35,41 @@
 //! spatial dimension `globalDim[i + 1]` (dimension 0 is the channels); the box along it
 //! spans `globalDim[i + 1] - lower + upper` pixels, which must be positive.
 //!
+//! # The layout is in the type
+//!
+//! What a TMA access writes into a kernel's shared memory — how many bytes, in what
+//! arrangement — and the rank and kind of coordinates the instruction takes are fixed
+//! by the descriptor, whose layout is undocumented: a kernel cannot inspect it. So
+//! they are part of the map's type: a [`TensorLayout`] `L` names the data type, the
+//! kind (tiled, im2col, im2col-wide) with its box (`boxDim`, or channels per pixel ×
+//! pixels per column, and the im2col-wide mode), the element strides (whose length is
+//! the rank), the interleave and the swizzle. A [`TensorMap<'buf, A, L>`] is built
+//! with exactly those; what stays free is what the TMA unit clips each access to —
+//! the dimensions, the global strides, the address (within the borrowed memory), the
+//! im2col pixel box — and the L2 promotion and out-of-bounds fill. A kernel declares
+//! its parameter [`TensorMapIn<L>`] or [`TensorMapOut<L>`] and receives only maps of
+//! layout `L` (CF28): its declaration's contract
+//! ([`Module::function`](crate::module::Module::function)) is "correct for every map
+//! of layout `L`", which a kernel with a shared-memory tile sized for `L` can keep.
+//!
+//! ```
+//! use oxicuda_driver::sys::CUtensorMapDataType as Dt;
+//! use oxicuda_driver::tensor_map::{TensorKind, TensorLayout};
+//!
+//! /// 64 × 16 tiles of `f32`, as the kernel's `__shared__ float tile[16][64]` holds.
+//! struct F32Tile64x16;
+//! impl TensorLayout for F32Tile64x16 {
+//!     const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+//!     const KIND: TensorKind = TensorKind::Tiled { box_dims: &[64, 16] };
+//!     const ELEMENT_STRIDES: &'static [u32] = &[1, 1];
+//!     // INTERLEAVE and SWIZZLE default to NONE.
+//! }
+//! ```
+//!
+//! A layout's constants are checked at [`encode`](TensorMapBuilder::encode) like every
+//! other parameter; a constructor of another kind than `L::KIND` is refused
+//! (`TensorLayout::KIND`).
+//!
 //! # The map addresses only the memory it borrows
 //!
 //! A map is made from this crate's device memory — `&buffer` or a [`DeviceSlice`] for a
@@ -40,18 +77,27 @@
 //! and keeps that borrow for `'buf`: the map cannot outlive the memory (CF28), and a
 //! read-write map holds it exclusively, like `&mut`. The tensor the map describes must
 //! lie inside that memory: its span, `inner + Σ (globalDim[i] - 1) × globalStrides[i-1]`
-//! bytes (the inner dimension's bytes rounded up to the interleave's 16 or 32 bytes),
-//! must not exceed the memory's bytes — the TMA unit clips every access to the
-//! tensor's bounds, so a kernel using the map cannot reach past the allocation.
+//! bytes, must not exceed the memory's bytes — the TMA unit clips every access to the
+//! tensor's bounds, so a kernel using the map cannot reach past the allocation. `inner`
+//! is dimension 0's bytes; with interleave it is the interleave's 16- or 32-byte chunk,
+//! and dimension 0 may not hold more than one chunk (`globalDim`: the documented
+//! interleaved layouts, `NC/8HWC8` and `NC/16HWC16`, hold exactly one; what the unit
+//! does with more is undocumented, so the span would not be exact).
 //!
 //! ```compile_fail
-//! # use oxicuda_driver::{CurrentContext, sys::CUtensorMapDataType as Dt, tensor_map::TensorMap};
+//! # use oxicuda_driver::{CurrentContext, sys::CUtensorMapDataType as Dt};
+//! # use oxicuda_driver::tensor_map::{TensorKind, TensorLayout, TensorMap};
+//! # struct Tile;
+//! # impl TensorLayout for Tile {
+//! #     const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+//! #     const KIND: TensorKind = TensorKind::Tiled { box_dims: &[16, 16] };
+//! #     const ELEMENT_STRIDES: &'static [u32] = &[1, 1];
+//! # }
 //! # fn f(cur: &CurrentContext<'_>) {
 //! // CF28: the map outlives the buffer it describes.
 //! let map = {
 //!     let mut buf = cur.alloc::<f32>(1024).unwrap();
-//!     TensorMap::tiled(Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, &mut buf, &[64, 16], &[256], &[16, 16], &[1, 1])
-//!         .encode(cur)
+//!     TensorMap::<_, Tile>::tiled(&mut buf, &[64, 16], &[256]).encode(cur)
 //! };
 //! # drop(map);
 //! # }
@@ -59,18 +105,20 @@
 //!
 //! # Passing a map to a kernel
 //!
-//! A kernel declares a tensor-map parameter as [`TensorMapIn`] (the kernel only loads
-//! through it) or [`TensorMapOut`] (it may also store through it). In CUDA C++ it is a
-//! `const __grid_constant__ CUtensorMap` parameter; in PTX `.param .align 64 .b8
-//! name[128]` — 128 bytes at an offset aligned to 64, which the signature check at
-//! lookup compares. A launch passes `&map` for `TensorMapIn` (any map) and `&mut map`
-//! for `TensorMapOut` (only a [`ReadWrite`] map): the argument's bytes are the encoded
-//! descriptor, and only an encoded map can be passed. A graph kernel node takes `&map`
-//! for both (for `TensorMapOut`, a [`ReadWrite`] one).
+//! A kernel declares a tensor-map parameter as [`TensorMapIn<L>`] (the kernel only
+//! loads through it) or [`TensorMapOut<L>`] (it may also store through it). In CUDA C++
+//! it is a `const __grid_constant__ CUtensorMap` parameter; in PTX `.param .align 64
+//! .b8 name[128]` — 128 bytes at an offset aligned to 64, which the signature check at
+//! lookup compares. A launch passes `&map` for `TensorMapIn<L>` (a map of layout `L`)
+//! and `&mut map` for `TensorMapOut<L>` (a [`ReadWrite`] map of layout `L`): the
+//! argument's bytes are the encoded descriptor, and only an encoded map can be passed.
+//! A graph kernel node takes `&map` for both (for `TensorMapOut<L>`, a [`ReadWrite`]
+//! one).
 //!
-//! What the types do not ensure: a kernel declared with a `TensorMapIn` parameter that
-//! stores through it breaks its declaration's contract (the declaration is the `unsafe`
-//! step, as for `In<T>`).
+//! What the types do not ensure: a kernel declared with a `TensorMapIn<L>` parameter
+//! that stores through it, or that stages an access of `L` in less shared memory than
+//! it writes, breaks its declaration's contract (the declaration is the `unsafe` step,
+//! as for `In<T>`).
 
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
@@ -105,6 +153,71 @@ mod access {
 pub trait Access: access::Sealed {}
 impl Access for ReadOnly {}
 impl Access for ReadWrite {}
+
+/// The layout of a tensor map, fixed by a type: what one TMA access through a map of
+/// this layout writes into (or reads from) a kernel's shared memory, and the rank and
+/// kind of coordinates it takes. A [`TensorMap<'_, A, L>`](TensorMap) is encoded with
+/// exactly these values; a kernel parameter [`TensorMapIn<L>`] or [`TensorMapOut<L>`]
+/// takes only maps of layout `L`.
+///
+/// # The kernel's contract
+///
+/// Declaring a kernel with a `TensorMapIn<L>` or `TensorMapOut<L>` parameter
+/// ([`Module::function`](crate::module::Module::function), the `unsafe` step) promises
+/// that the kernel is correct for **every** map of layout `L` the builder accepts —
+/// any dimensions, global strides, address within the borrowed memory, im2col pixel
+/// box, L2 promotion and out-of-bounds fill: it issues TMA operations of `L`'s kind
+/// and rank, stages each access in shared memory that holds what one access of `L`
+/// writes (the box, or channels per pixel × pixels per column, of `DATA_TYPE`
+/// elements, after `ELEMENT_STRIDES`, `INTERLEAVE` and `SWIZZLE`) at the alignment the
+/// swizzle needs, and stores through the map only when declared `TensorMapOut<L>`.
+///
+/// Implementing the trait is safe: its items are constants, which
+/// [`encode`](TensorMapBuilder::encode) checks like any other parameter (a layout the
+/// header forbids is refused); nothing of it reaches the driver unchecked, and two
+/// layout types are two layouts even where their values agree.
+pub trait TensorLayout {
+    /// `tensorDataType`.
+    const DATA_TYPE: Dt;
+    /// The kind of map, with its box.
+    const KIND: TensorKind;
+    /// `elementStrides`, innermost first; its length is the map's rank
+    /// (`tensorRank`), which `globalDim` must match.
+    const ELEMENT_STRIDES: &'static [u32];
+    /// `interleave`.
+    const INTERLEAVE: Il = Il::CU_TENSOR_MAP_INTERLEAVE_NONE;
+    /// `swizzle`.
+    const SWIZZLE: Sw = Sw::CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+/// The kind of a [`TensorLayout`], with what fixes the size of one access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorKind {
+    /// A tiled map (`cuTensorMapEncodeTiled`, [`TensorMap::tiled`]): `boxDim`, the
+    /// elements per dimension one access copies, innermost first (one per dimension).
+    Tiled {
+        /// `boxDim`.
+        box_dims: &'static [u32],
+    },
+    /// An im2col map (`cuTensorMapEncodeIm2col`, [`TensorMap::im2col`]; rank 3 to 5,
+    /// NWC, NHWC or NDHWC).
+    Im2col {
+        /// `channelsPerPixel`: elements along C per pixel.
+        channels_per_pixel: u32,
+        /// `pixelsPerColumn`: pixels per access.
+        pixels_per_column: u32,
+    },
+    /// An im2col-wide map (`cuTensorMapEncodeIm2colWide`, [`TensorMap::im2col_wide`],
+    /// compute capability 10.0 or higher; its swizzle must be 64 or 128 bytes).
+    Im2colWide {
+        /// `channelsPerPixel`.
+        channels_per_pixel: u32,
+        /// `pixelsPerColumn` (ignored in `W128` mode).
+        pixels_per_column: u32,
+        /// `mode`.
+        mode: CUtensorMapIm2ColWideMode,
+    },
+}
 
 /// Device memory a tensor map may describe, borrowed for `'buf`: `&DeviceBuffer` and
 /// [`DeviceSlice`] (a [`ReadOnly`] map), `&mut DeviceBuffer` and [`DeviceSliceMut`] (a
@@ -144,25 +257,30 @@ tensor_memory!(
     DeviceSliceMut<'buf, T> => ReadWrite
 );
 
-/// An encoded tensor map describing device memory borrowed for `'buf`; `A` says what
-/// a kernel may do through it. Pass it to a kernel parameter declared [`TensorMapIn`]
-/// or [`TensorMapOut`].
-pub struct TensorMap<'buf, A: Access = ReadWrite> {
+/// An encoded tensor map of layout `L` describing device memory borrowed for `'buf`;
+/// `A` says what a kernel may do through it. Pass it to a kernel parameter declared
+/// [`TensorMapIn<L>`] or [`TensorMapOut<L>`].
+pub struct TensorMap<'buf, A: Access, L: TensorLayout> {
     raw: CUtensorMap,
     driver: &'static Driver,
     layout: Layout,
-    _buf: PhantomData<(&'buf (), A, *const ())>,
+    _buf: Tied<'buf, A, L>,
 }
 
-impl<A: Access> core::fmt::Debug for TensorMap<'_, A> {
+impl<A: Access, L: TensorLayout> core::fmt::Debug for TensorMap<'_, A, L> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("TensorMap")
+            .field("layout", &core::any::type_name::<L>())
             .field("dtype", &self.layout.dtype)
             .field("dims", &self.layout.dims)
             .field("strides", &self.layout.strides)
             .finish_non_exhaustive()
     }
 }
+
+/// What a map and its builder hold without storing: the memory's borrow, the access,
+/// the layout; `*const ()` keeps them neither `Send` nor `Sync`.
+type Tied<'buf, A, L> = PhantomData<(&'buf (), A, fn() -> L, *const ())>;
 
 /// The layout part of a descriptor (what every kind shares).
 #[derive(Debug, Clone)]
@@ -198,104 +316,73 @@ enum Shape {
     },
 }
 
-/// A tensor map being described; [`encode`](Self::encode) checks and encodes it.
-/// Interleave, swizzle, L2 promotion and out-of-bounds fill default to `NONE` (and the
-/// im2col-wide mode to `W`).
+/// The free parameters of each kind: the constructor called, with the pixel box.
+#[derive(Debug, Clone)]
+enum Corners {
+    Tiled,
+    Im2col { lower: Vec<i32>, upper: Vec<i32> },
+    Im2colWide { lower: i32, upper: i32 },
+}
+
+/// A tensor map of layout `L` being described; [`encode`](Self::encode) checks and
+/// encodes it. L2 promotion and out-of-bounds fill default to `NONE`.
 #[must_use = "a builder does nothing until `encode` is called"]
-pub struct TensorMapBuilder<'buf, A: Access> {
+pub struct TensorMapBuilder<'buf, A: Access, L: TensorLayout> {
     driver: &'static Driver,
     address: CUdeviceptr,
     bytes: u64,
     layout: Layout,
-    shape: Shape,
-    _buf: PhantomData<(&'buf (), A, *const ())>,
+    corners: Corners,
+    _buf: Tied<'buf, A, L>,
 }
 
-impl<'buf, A: Access> TensorMap<'buf, A> {
-    /// A tiled map of `memory`: `dims` elements per dimension (innermost first),
-    /// `strides` bytes between consecutive indices of dimensions 1.. (one fewer than
-    /// `dims`), `box_dims` elements per dimension copied per access, `element_strides`
-    /// the traversal step per dimension (`cuTensorMapEncodeTiled`).
+impl<'buf, A: Access, L: TensorLayout> TensorMap<'buf, A, L> {
+    /// A tiled map of layout `L` (whose [`KIND`](TensorLayout::KIND) must be
+    /// [`TensorKind::Tiled`]) of `memory`: `dims` elements per dimension (innermost
+    /// first), `strides` bytes between consecutive indices of dimensions 1.. (one fewer
+    /// than `dims`) (`cuTensorMapEncodeTiled`).
     pub fn tiled<M: TensorMemory<'buf, Access = A>>(
-        dtype: Dt,
         memory: M,
         dims: &[u64],
         strides: &[u64],
-        box_dims: &[u32],
-        element_strides: &[u32],
-    ) -> TensorMapBuilder<'buf, A> {
-        TensorMapBuilder::new(
-            memory,
-            dtype,
-            dims,
-            strides,
-            element_strides,
-            Shape::Tiled {
-                box_dims: box_dims.to_vec(),
-            },
-        )
+    ) -> TensorMapBuilder<'buf, A, L> {
+        TensorMapBuilder::new(memory, dims, strides, Corners::Tiled)
     }
 
-    /// An im2col map of `memory` (`cuTensorMapEncodeIm2col`): rank 3 to 5, layout NWC,
-    /// NHWC or NDHWC; `lower`/`upper` the pixel-box corner offsets (rank − 2 of each,
-    /// see the module docs), `channels_per_pixel` elements along C and
-    /// `pixels_per_column` pixels per access.
-    #[allow(clippy::too_many_arguments)]
+    /// An im2col map of layout `L` (whose kind must be [`TensorKind::Im2col`]) of
+    /// `memory` (`cuTensorMapEncodeIm2col`): rank 3 to 5, layout NWC, NHWC or NDHWC;
+    /// `lower`/`upper` the pixel-box corner offsets (rank − 2 of each, see the module
+    /// docs).
     pub fn im2col<M: TensorMemory<'buf, Access = A>>(
-        dtype: Dt,
         memory: M,
         dims: &[u64],
         strides: &[u64],
         lower: &[i32],
         upper: &[i32],
-        channels_per_pixel: u32,
-        pixels_per_column: u32,
-        element_strides: &[u32],
-    ) -> TensorMapBuilder<'buf, A> {
-        TensorMapBuilder::new(
-            memory,
-            dtype,
-            dims,
-            strides,
-            element_strides,
-            Shape::Im2col {
-                lower: lower.to_vec(),
-                upper: upper.to_vec(),
-                channels: channels_per_pixel,
-                pixels: pixels_per_column,
-            },
-        )
+    ) -> TensorMapBuilder<'buf, A, L> {
+        let corners = Corners::Im2col {
+            lower: lower.to_vec(),
+            upper: upper.to_vec(),
+        };
+        TensorMapBuilder::new(memory, dims, strides, corners)
     }
 
-    /// An im2col-wide map of `memory` (`cuTensorMapEncodeIm2colWide`, compute
+    /// An im2col-wide map of layout `L` (whose kind must be
+    /// [`TensorKind::Im2colWide`]) of `memory` (`cuTensorMapEncodeIm2colWide`, compute
     /// capability 10.0 or higher): like [`im2col`](Self::im2col) with one corner offset
-    /// each, along W. Its swizzle must be set (64 or 128 bytes).
-    #[allow(clippy::too_many_arguments)]
+    /// each, along W.
     pub fn im2col_wide<M: TensorMemory<'buf, Access = A>>(
-        dtype: Dt,
         memory: M,
         dims: &[u64],
         strides: &[u64],
         lower_width: i32,
         upper_width: i32,
-        channels_per_pixel: u32,
-        pixels_per_column: u32,
-        element_strides: &[u32],
-    ) -> TensorMapBuilder<'buf, A> {
-        TensorMapBuilder::new(
-            memory,
-            dtype,
-            dims,
-            strides,
-            element_strides,
-            Shape::Im2colWide {
-                lower: lower_width,
-                upper: upper_width,
-                channels: channels_per_pixel,
-                pixels: pixels_per_column,
-                mode: CUtensorMapIm2ColWideMode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
-            },
-        )
+    ) -> TensorMapBuilder<'buf, A, L> {
+        let corners = Corners::Im2colWide {
+            lower: lower_width,
+            upper: upper_width,
+        };
+        TensorMapBuilder::new(memory, dims, strides, corners)
     }
 
     /// The encoded descriptor (its layout is the driver's and undocumented).
@@ -327,14 +414,12 @@ impl<'buf, A: Access> TensorMap<'buf, A> {
     }
 }
 
-impl<'buf, A: Access> TensorMapBuilder<'buf, A> {
+impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
     fn new<M: TensorMemory<'buf, Access = A>>(
         memory: M,
-        dtype: Dt,
         dims: &[u64],
         strides: &[u64],
-        element_strides: &[u32],
-        shape: Shape,
+        corners: Corners,
     ) -> Self {
         let (driver, address, bytes) = memory_sealed::Sealed::extent(&memory);
         Self {
@@ -342,30 +427,18 @@ impl<'buf, A: Access> TensorMapBuilder<'buf, A> {
             address,
             bytes,
             layout: Layout {
-                dtype,
+                dtype: L::DATA_TYPE,
                 dims: dims.to_vec(),
                 strides: strides.to_vec(),
-                element_strides: element_strides.to_vec(),
-                interleave: Il::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                swizzle: Sw::CU_TENSOR_MAP_SWIZZLE_NONE,
+                element_strides: L::ELEMENT_STRIDES.to_vec(),
+                interleave: L::INTERLEAVE,
+                swizzle: L::SWIZZLE,
                 l2: CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
                 oob: CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             },
-            shape,
+            corners,
             _buf: PhantomData,
         }
-    }
-
-    /// The interleaved layout.
-    pub fn interleave(mut self, interleave: Il) -> Self {
-        self.layout.interleave = interleave;
-        self
-    }
-
-    /// The shared-memory swizzle.
-    pub fn swizzle(mut self, swizzle: Sw) -> Self {
-        self.layout.swizzle = swizzle;
-        self
     }
 
     /// The L2 promotion.
@@ -380,21 +453,64 @@ impl<'buf, A: Access> TensorMapBuilder<'buf, A> {
         self
     }
 
-    /// The im2col-wide mode (ignored by the other kinds, which have none).
-    pub fn wide_mode(mut self, mode: CUtensorMapIm2ColWideMode) -> Self {
-        if let Shape::Im2colWide { mode: m, .. } = &mut self.shape {
-            *m = mode;
-        }
-        self
+    /// The layout's kind with this constructor's pixel box, or the refusal of a
+    /// constructor of another kind.
+    fn shape(&self) -> Result<Shape, CudaError> {
+        Ok(match (L::KIND, &self.corners) {
+            (TensorKind::Tiled { box_dims }, Corners::Tiled) => Shape::Tiled {
+                box_dims: box_dims.to_vec(),
+            },
+            (
+                TensorKind::Im2col {
+                    channels_per_pixel,
+                    pixels_per_column,
+                },
+                Corners::Im2col { lower, upper },
+            ) => Shape::Im2col {
+                lower: lower.clone(),
+                upper: upper.clone(),
+                channels: channels_per_pixel,
+                pixels: pixels_per_column,
+            },
+            (
+                TensorKind::Im2colWide {
+                    channels_per_pixel,
+                    pixels_per_column,
+                    mode,
+                },
+                Corners::Im2colWide { lower, upper },
+            ) => Shape::Im2colWide {
+                lower: *lower,
+                upper: *upper,
+                channels: channels_per_pixel,
+                pixels: pixels_per_column,
+                mode,
+            },
+            (kind, corners) => {
+                let constructor = match corners {
+                    Corners::Tiled => "tiled",
+                    Corners::Im2col { .. } => "im2col",
+                    Corners::Im2colWide { .. } => "im2col_wide",
+                };
+                return Err(refuse(
+                    "TensorLayout::KIND",
+                    format!(
+                        "the layout {} is {kind:?}, which TensorMap::{constructor} does not build",
+                        core::any::type_name::<L>()
+                    ),
+                ));
+            }
+        })
     }
 
     /// Checks every rule (see the module docs) and encodes the map under `ctx`.
-    pub fn encode(self, ctx: &CurrentContext<'_>) -> Result<TensorMap<'buf, A>, CudaError> {
+    pub fn encode(self, ctx: &CurrentContext<'_>) -> Result<TensorMap<'buf, A, L>, CudaError> {
         if !core::ptr::eq(ctx.driver(), self.driver) {
             return Err(CudaError::ForeignDriver);
         }
+        let shape = self.shape()?;
         let (major, minor) = ctx.device()?.compute_capability()?;
-        let needs = match self.shape {
+        let needs = match shape {
             Shape::Im2colWide { .. } => (10, 0),
             _ => (9, 0),
         };
@@ -407,7 +523,7 @@ impl<'buf, A: Access> TensorMapBuilder<'buf, A> {
                 ),
             ));
         }
-        check_layout(&self.layout, &self.shape)?;
+        check_layout(&self.layout, &shape)?;
         check_memory(&self.layout, self.address, self.bytes)?;
         let l = &self.layout;
         let rank = l.dims.len() as u32;
@@ -418,7 +534,7 @@ impl<'buf, A: Access> TensorMapBuilder<'buf, A> {
         // count the rank asks for (checked); the address is of live memory borrowed for
         // `'buf` in which the tensor fits (checked); the context is current.
         let r = unsafe {
-            match &self.shape {
+            match &shape {
                 Shape::Tiled { box_dims } => t.cuTensorMapEncodeTiled()?(
                     &mut raw,
                     l.dtype,
@@ -683,6 +799,19 @@ fn check_layout(l: &Layout, shape: &Shape) -> Result<(), CudaError> {
             "must be CU_TENSOR_MAP_INTERLEAVE_NONE for 16U6_ALIGN16B",
         ));
     }
+    // This crate's rule, which makes the span exact: an interleaved dimension 0 holds
+    // at most one chunk, as in the documented layouts (NC/8HWC8, NC/16HWC16).
+    let chunk = interleave_chunk(l.interleave);
+    if interleaved && inner_bytes(l.dtype, dim0) > chunk {
+        return Err(refuse(
+            "globalDim",
+            format!(
+                "with {:?}, globalDim[0] × element size must be at most the {chunk}-byte chunk; got {} bytes",
+                l.interleave,
+                inner_bytes(l.dtype, dim0)
+            ),
+        ));
+    }
     let wide = matches!(shape, Shape::Im2colWide { .. });
     let allowed: Option<&[Sw]> = match (wide, l.dtype) {
         (true, d) if align16b(d) => Some(&[
@@ -935,15 +1064,21 @@ fn check_memory(l: &Layout, address: CUdeviceptr, bytes: u64) -> Result<(), Cuda
     Ok(())
 }
 
-/// The bytes the tensor spans from its address: the inner dimension (rounded up to
-/// the interleave's chunk) plus `(globalDim[i] - 1) × globalStrides[i-1]` for the rest.
-fn span(l: &Layout) -> u128 {
-    let dim0 = l.dims.first().copied().unwrap_or(0);
-    let chunk: u64 = match l.interleave {
+/// The bytes of one interleave chunk (1 without interleave).
+fn interleave_chunk(il: Il) -> u64 {
+    match il {
         Il::CU_TENSOR_MAP_INTERLEAVE_16B => 16,
         Il::CU_TENSOR_MAP_INTERLEAVE_32B => 32,
         _ => 1,
-    };
+    }
+}
+
+/// The bytes the tensor spans from its address: the inner dimension (with interleave,
+/// the one chunk it may hold: see `check_layout`) plus
+/// `(globalDim[i] - 1) × globalStrides[i-1]` for the rest.
+fn span(l: &Layout) -> u128 {
+    let dim0 = l.dims.first().copied().unwrap_or(0);
+    let chunk = interleave_chunk(l.interleave);
     let inner = u128::from(inner_bytes(l.dtype, dim0).div_ceil(chunk) * chunk);
     l.dims
         .iter()
@@ -954,21 +1089,23 @@ fn span(l: &Layout) -> u128 {
         + inner
 }
 
-/// A kernel parameter holding a tensor map the kernel only loads through: a
-/// `const __grid_constant__ CUtensorMap` (PTX `.param .align 64 .b8 name[128]`).
-/// Takes `&map` of any [`TensorMap`].
-pub struct TensorMapIn(());
-/// A kernel parameter holding a tensor map the kernel may also store through (same
-/// C++ and PTX form as [`TensorMapIn`]). Takes `&mut map` of a [`ReadWrite`] map.
-pub struct TensorMapOut(());
+/// A kernel parameter holding a tensor map of layout `L` the kernel only loads
+/// through: a `const __grid_constant__ CUtensorMap` (PTX `.param .align 64 .b8
+/// name[128]`). Takes `&map` of a [`TensorMap`] of layout `L`. Declaring it promises
+/// what [`TensorLayout`]'s contract says.
+pub struct TensorMapIn<L: TensorLayout>(PhantomData<fn() -> L>);
+/// A kernel parameter holding a tensor map of layout `L` the kernel may also store
+/// through (same C++ and PTX form as [`TensorMapIn`]). Takes `&mut map` of a
+/// [`ReadWrite`] map of layout `L`.
+pub struct TensorMapOut<L: TensorLayout>(PhantomData<fn() -> L>);
 
-impl sealed::Param for TensorMapIn {}
-impl sealed::Param for TensorMapOut {}
-impl KernelParam for TensorMapIn {
+impl<L: TensorLayout> sealed::Param for TensorMapIn<L> {}
+impl<L: TensorLayout> sealed::Param for TensorMapOut<L> {}
+impl<L: TensorLayout> KernelParam for TensorMapIn<L> {
     const SIZE: usize = size_of::<CUtensorMap>();
     const ALIGN: usize = align_of::<CUtensorMap>();
 }
-impl KernelParam for TensorMapOut {
+impl<L: TensorLayout> KernelParam for TensorMapOut<L> {
     const SIZE: usize = size_of::<CUtensorMap>();
     const ALIGN: usize = align_of::<CUtensorMap>();
 }
@@ -979,26 +1116,34 @@ fn descriptor(raw: &CUtensorMap) -> *mut c_void {
     (raw as *const CUtensorMap).cast_mut().cast()
 }
 
-impl<A: Access> crate::launch::Arg<TensorMapIn> for &TensorMap<'_, A> {}
-impl<A: Access> sealed::ArgBytes<TensorMapIn> for &TensorMap<'_, A> {
+impl<A: Access, L: TensorLayout> crate::launch::Arg<TensorMapIn<L>> for &TensorMap<'_, A, L> {}
+impl<A: Access, L: TensorLayout> sealed::ArgBytes<TensorMapIn<L>> for &TensorMap<'_, A, L> {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
 }
-impl crate::launch::Arg<TensorMapOut> for &mut TensorMap<'_, ReadWrite> {}
-impl sealed::ArgBytes<TensorMapOut> for &mut TensorMap<'_, ReadWrite> {
+impl<L: TensorLayout> crate::launch::Arg<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {}
+impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
 }
-impl<A: Access> GraphArg<TensorMapIn> for &TensorMap<'_, A> {}
-impl GraphArg<TensorMapOut> for &TensorMap<'_, ReadWrite> {}
-impl sealed::ArgBytes<TensorMapOut> for &TensorMap<'_, ReadWrite> {
+impl<A: Access, L: TensorLayout> GraphArg<TensorMapIn<L>> for &TensorMap<'_, A, L> {}
+impl<L: TensorLayout> GraphArg<TensorMapOut<L>> for &TensorMap<'_, ReadWrite, L> {}
+impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &TensorMap<'_, ReadWrite, L> {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
 }
 
-static_assertions::assert_not_impl_any!(TensorMap<'static, ReadWrite>: Send, Sync, Clone);
+/// A layout for the assertions below.
+struct AnyLayout;
+impl TensorLayout for AnyLayout {
+    const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    const KIND: TensorKind = TensorKind::Tiled { box_dims: &[16] };
+    const ELEMENT_STRIDES: &'static [u32] = &[1];
+}
+
+static_assertions::assert_not_impl_any!(TensorMap<'static, ReadWrite, AnyLayout>: Send, Sync, Clone);
 static_assertions::const_assert_eq!(size_of::<CUtensorMap>(), 128);
 static_assertions::const_assert_eq!(align_of::<CUtensorMap>(), 64);

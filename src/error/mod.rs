@@ -183,7 +183,8 @@ pub enum CudaError {
     /// describes); nothing was encoded or changed.
     #[error("tensor map parameter `{parameter}`: {rule}")]
     InvalidTensorMap {
-        /// The C parameter (`boxDim`, `globalStrides`, ...), or `device`.
+        /// The C parameter (`boxDim`, `globalStrides`, ...), `device`, or
+        /// `TensorLayout::KIND` (a constructor of another kind than the layout's).
         parameter: &'static str,
         /// The rule, with the values that break it.
         rule: String,
