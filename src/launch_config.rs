@@ -9,6 +9,17 @@
 //! checks the rules the driver documents and returns a typed error naming the rule
 //! ([`CudaError::InvalidLaunch`], [`CudaError::CooperativeGridTooLarge`]):
 //!
+//! - always, without asking the driver: each grid dimension at least 1, x at most
+//!   2³¹ − 1 and y, z at most 65535; each block dimension at least 1, x and y at
+//!   most 1024, z at most 64, and at most 1024 threads in all (the limits of every
+//!   CUDA device); arithmetic on dimensions is wide, so no input overflows;
+//! - once an attribute that needs the device is set (cluster, cooperative,
+//!   programmatic serialization, domain map): the block within the function's
+//!   `MAX_THREADS_PER_BLOCK` and the dynamic shared memory within its
+//!   `MAX_DYNAMIC_SHARED_SIZE_BYTES`, and the function's compiled-in cluster shape
+//!   (`REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH`, from `__cluster_dims__` or
+//!   `.reqnctapercluster`), which a cluster attribute must equal and which is
+//!   checked as one is;
 //! - a cluster needs compute capability 9.0 or newer (of the current context's
 //!   device, which is the function's: a [`Function`] borrows its module, which
 //!   borrows the [`CurrentContext`](crate::CurrentContext) token), each cluster
@@ -25,8 +36,9 @@
 //! access-policy window and the programmatic and completion events, which would,
 //! are not offered here). Checks that need the driver (occupancy, the device's
 //! compute capability) are made only when the attribute that needs them is set, so
-//! a configuration without attributes costs the `cuLaunchKernelEx` call alone; and
-//! [`Function::launch`] is unchanged.
+//! a configuration without attributes costs the `cuLaunchKernelEx` call alone (a
+//! compiled-in cluster shape of such a launch is then checked by the driver, which
+//! refuses a wrong one with its own error); and [`Function::launch`] is unchanged.
 //!
 //! ```no_run
 //! # use oxicuda_driver::{launch::{In, Out}, launch_config::LaunchConfig, module::Function, stream::Stream};
@@ -52,8 +64,17 @@ use crate::sys::{
 pub const PORTABLE_CLUSTER_SIZE: u32 = 8;
 /// The most blocks in a cluster once a function allows non-portable sizes (9.0).
 pub const NON_PORTABLE_CLUSTER_SIZE: u32 = 16;
-/// The most attributes a [`LaunchConfig`] can set (one per kind).
+/// The most attributes a [`LaunchConfig`] can set: one per optional field. The
+/// array literal in `LaunchConfig::attributes`, built from an exhaustive
+/// destructuring of the config, must have exactly this many entries, so a new field
+/// cannot be forgotten and no attribute can be dropped.
 const MAX_ATTRIBUTES: usize = 7;
+/// The largest grid of every CUDA device (`MAX_GRID_DIM_X/Y/Z`).
+const MAX_GRID: Dim3 = Dim3(i32::MAX as u32, 65535, 65535);
+/// The largest block of every CUDA device (`MAX_BLOCK_DIM_X/Y/Z`).
+const MAX_BLOCK: Dim3 = Dim3(1024, 1024, 64);
+/// The most threads in a block (`MAX_THREADS_PER_BLOCK`).
+const MAX_THREADS: u64 = 1024;
 
 /// The memory-synchronization domain of a launch (`CU_LAUNCH_MEM_SYNC_DOMAIN_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,89 +212,102 @@ impl LaunchConfig {
         self.cooperative
     }
 
-    /// The attributes, on the stack: `(array, count)`.
+    /// The attributes, on the stack: `(array, count)`. One entry per optional field
+    /// (the destructuring names every field, the array literal has
+    /// `MAX_ATTRIBUTES` entries: both are checked by the compiler), compacted in
+    /// order; the count is at most `MAX_ATTRIBUTES`, so nothing is dropped.
     fn attributes(&self) -> ([CUlaunchAttribute; MAX_ATTRIBUTES], usize) {
+        let LaunchConfig {
+            grid: _,
+            block: _,
+            shared: _,
+            cluster,
+            cooperative,
+            priority,
+            programmatic_serialization,
+            mem_sync_domain,
+            mem_sync_domain_map,
+            cluster_scheduling,
+        } = *self;
+        let attr = |id: CUlaunchAttributeID, set: &dyn Fn(&mut CUlaunchAttributeValue)| {
+            let mut value = CUlaunchAttributeValue { pad: [0; 64] };
+            set(&mut value);
+            CUlaunchAttribute {
+                id,
+                pad: [0; 4],
+                value,
+            }
+        };
+        use CUlaunchAttributeID as Id;
+        let all: [Option<CUlaunchAttribute>; MAX_ATTRIBUTES] = [
+            cluster.map(|c| {
+                attr(Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &|v| {
+                    v.clusterDim.x = c.0;
+                    v.clusterDim.y = c.1;
+                    v.clusterDim.z = c.2;
+                })
+            }),
+            cooperative.then(|| {
+                attr(Id::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &|v| v.cooperative = 1)
+            }),
+            priority.map(|p| attr(Id::CU_LAUNCH_ATTRIBUTE_PRIORITY, &|v| v.priority = p)),
+            programmatic_serialization.map(|a| {
+                attr(
+                    Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                    &|v| v.programmaticStreamSerializationAllowed = i32::from(a),
+                )
+            }),
+            mem_sync_domain.map(|d| {
+                attr(Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, &|v| {
+                    v.memSyncDomain = match d {
+                        MemSyncDomain::Default => {
+                            CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
+                        }
+                        MemSyncDomain::Remote => {
+                            CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
+                        }
+                    }
+                })
+            }),
+            mem_sync_domain_map.map(|(d, r)| {
+                attr(Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP, &|v| {
+                    v.memSyncDomainMap = CUlaunchMemSyncDomainMap {
+                        default_: d,
+                        remote: r,
+                    }
+                })
+            }),
+            cluster_scheduling.map(|p| {
+                attr(
+                    Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+                    &|v| {
+                        v.clusterSchedulingPolicyPreference = match p {
+                            ClusterScheduling::Default => {
+                                CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+                            }
+                            ClusterScheduling::Spread => {
+                                CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+                            }
+                            ClusterScheduling::LoadBalancing => {
+                                CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
+                            }
+                        }
+                    },
+                )
+            }),
+        ];
         let blank = CUlaunchAttribute {
-            id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_IGNORE,
+            id: Id::CU_LAUNCH_ATTRIBUTE_IGNORE,
             pad: [0; 4],
             value: CUlaunchAttributeValue { pad: [0; 64] },
         };
         let mut out = [blank; MAX_ATTRIBUTES];
         let mut n = 0;
-        let mut push = |id: CUlaunchAttributeID, value: CUlaunchAttributeValue| {
-            if let Some(slot) = out.get_mut(n) {
-                *slot = CUlaunchAttribute {
-                    id,
-                    pad: [0; 4],
-                    value,
-                };
-                n += 1;
-            }
-        };
-        let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-        if let Some(c) = self.cluster {
-            v.clusterDim.x = c.0;
-            v.clusterDim.y = c.1;
-            v.clusterDim.z = c.2;
-            push(
-                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-                v,
-            );
-        }
-        if self.cooperative {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.cooperative = 1;
-            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, v);
-        }
-        if let Some(p) = self.priority {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.priority = p;
-            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY, v);
-        }
-        if let Some(a) = self.programmatic_serialization {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.programmaticStreamSerializationAllowed = i32::from(a);
-            push(
-                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                v,
-            );
-        }
-        if let Some(d) = self.mem_sync_domain {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.memSyncDomain = match d {
-                MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
-                MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
-            };
-            push(CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, v);
-        }
-        if let Some((d, r)) = self.mem_sync_domain_map {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.memSyncDomainMap = CUlaunchMemSyncDomainMap {
-                default_: d,
-                remote: r,
-            };
-            push(
-                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP,
-                v,
-            );
-        }
-        if let Some(p) = self.cluster_scheduling {
-            let mut v = CUlaunchAttributeValue { pad: [0; 64] };
-            v.clusterSchedulingPolicyPreference = match p {
-                ClusterScheduling::Default => {
-                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
-                }
-                ClusterScheduling::Spread => {
-                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_SPREAD
-                }
-                ClusterScheduling::LoadBalancing => {
-                    CUclusterSchedulingPolicy::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
-                }
-            };
-            push(
-                CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
-                v,
-            );
+        // `out` and `all` have the same length, and `flatten` yields at most as many
+        // items as `all` has: every set attribute gets a slot.
+        for (slot, a) in out.iter_mut().zip(all.into_iter().flatten()) {
+            *slot = a;
+            n += 1;
         }
         (out, n)
     }
@@ -299,8 +333,56 @@ fn invalid(parameter: &'static str, rule: String) -> CudaError {
     CudaError::InvalidLaunch { parameter, rule }
 }
 
+/// The blocks (or threads) of `d`, saturating: no input overflows.
 fn blocks(d: Dim3) -> u64 {
-    u64::from(d.0) * u64::from(d.1) * u64::from(d.2)
+    u64::from(d.0)
+        .saturating_mul(u64::from(d.1))
+        .saturating_mul(u64::from(d.2))
+}
+
+fn any_zero(d: Dim3) -> bool {
+    d.0 == 0 || d.1 == 0 || d.2 == 0
+}
+
+fn exceeds(d: Dim3, max: Dim3) -> bool {
+    d.0 > max.0 || d.1 > max.1 || d.2 > max.2
+}
+
+/// The block against the limits of every device (no driver call).
+fn check_block(b: Dim3) -> Result<(), CudaError> {
+    if any_zero(b) {
+        return Err(invalid(
+            "block",
+            format!("every dimension must be at least 1 (block {b:?})"),
+        ));
+    }
+    if exceeds(b, MAX_BLOCK) || blocks(b) > MAX_THREADS {
+        return Err(invalid(
+            "block",
+            format!(
+                "a block is at most {MAX_BLOCK:?} and {MAX_THREADS} threads (block {b:?} has {})",
+                blocks(b)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The grid and the block against the limits of every device (no driver call).
+fn check_shape(g: Dim3, b: Dim3) -> Result<(), CudaError> {
+    if any_zero(g) {
+        return Err(invalid(
+            "grid",
+            format!("every dimension must be at least 1 (grid {g:?})"),
+        ));
+    }
+    if exceeds(g, MAX_GRID) {
+        return Err(invalid(
+            "grid",
+            format!("a grid is at most {MAX_GRID:?} (grid {g:?})"),
+        ));
+    }
+    check_block(b)
 }
 
 impl<S: Signature> Function<'_, S> {
@@ -344,22 +426,56 @@ impl<S: Signature> Function<'_, S> {
         })
     }
 
+    /// The function's compiled-in cluster shape (`REQUIRED_CLUSTER_WIDTH/HEIGHT/
+    /// DEPTH`; dimensions left at 0 count as 1), if it has one.
+    fn required_cluster(&self) -> Result<Option<Dim3>, CudaError> {
+        use CUfunction_attribute as F;
+        let d = [
+            F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+            F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+            F::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+        ]
+        .map(|a| self.attribute(a).map(|v| u32::try_from(v).unwrap_or(0)));
+        let [x, y, z] = d;
+        let (x, y, z) = (x?, y?, z?);
+        Ok((x, y, z)
+            .ne(&(0, 0, 0))
+            .then(|| Dim3(x.max(1), y.max(1), z.max(1))))
+    }
+
+    /// The block within the function's `MAX_THREADS_PER_BLOCK` and the dynamic
+    /// shared memory within its `MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+    fn check_function_limits(&self, config: &LaunchConfig) -> Result<(), CudaError> {
+        let b = config.block;
+        let max = self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        if blocks(b) > u64::try_from(max).unwrap_or(0) {
+            return Err(invalid(
+                "block",
+                format!(
+                    "the function allows at most {max} threads per block (block {b:?} has {})",
+                    blocks(b)
+                ),
+            ));
+        }
+        let max =
+            self.attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
+        if u64::from(config.shared) > u64::try_from(max).unwrap_or(0) {
+            return Err(invalid(
+                "shared",
+                format!(
+                    "the function may use at most {max} bytes of dynamic shared memory ({} asked)",
+                    config.shared
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks `config` against the driver's rules (module docs), asking the driver
     /// only what the attributes set need.
     pub fn validate_launch(&self, config: &LaunchConfig) -> Result<(), CudaError> {
         let (g, b) = (config.grid, config.block);
-        if blocks(g) == 0 {
-            return Err(invalid(
-                "grid",
-                format!("every dimension must be at least 1 (grid {g:?})"),
-            ));
-        }
-        if blocks(b) == 0 {
-            return Err(invalid(
-                "block",
-                format!("every dimension must be at least 1 (block {b:?})"),
-            ));
-        }
+        check_shape(g, b)?;
         let needs_device = config.cluster.is_some()
             || config.cooperative
             || config.programmatic_serialization.is_some()
@@ -376,7 +492,19 @@ impl<S: Signature> Function<'_, S> {
             dev,
             CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
         )?;
-        if let Some(c) = config.cluster {
+        self.check_function_limits(config)?;
+        let required = self.required_cluster()?;
+        if let (Some(c), Some(r)) = (config.cluster, required)
+            && c != r
+        {
+            return Err(invalid(
+                "cluster",
+                format!(
+                    "the function's compiled-in cluster shape is {r:?}; the launch asks for {c:?}"
+                ),
+            ));
+        }
+        if let Some(c) = config.cluster.or(required) {
             if major < 9 {
                 return Err(invalid(
                     "cluster",
@@ -385,7 +513,7 @@ impl<S: Signature> Function<'_, S> {
                     ),
                 ));
             }
-            if blocks(c) == 0 {
+            if any_zero(c) {
                 return Err(invalid(
                     "cluster",
                     format!("every dimension must be at least 1 (cluster {c:?})"),
@@ -446,8 +574,8 @@ impl<S: Signature> Function<'_, S> {
                     "the device does not support cooperative launch".into(),
                 ));
             }
-            let threads = u32::try_from(blocks(b))
-                .map_err(|_| invalid("block", format!("too many threads per block ({b:?})")))?;
+            // At most 1024 (`check_shape`).
+            let threads = blocks(b) as u32;
             let per_sm =
                 self.max_active_blocks_per_multiprocessor(threads, config.shared as usize)?;
             let sms = self.device_attribute(
@@ -507,11 +635,17 @@ impl<S: Signature> Function<'_, S> {
 
     /// How many clusters of `config`'s cluster shape (and block, shared memory) can
     /// be resident at once (`cuOccupancyMaxActiveClusters`).
+    ///
+    /// Without a cluster shape in `config`, the function's compiled-in one
+    /// (`REQUIRED_CLUSTER_*`) is used; without either, an error. The block is
+    /// checked first (module docs).
     pub fn max_active_clusters(&self, config: &LaunchConfig) -> Result<u32, CudaError> {
-        if config.cluster.is_none() {
+        check_block(config.block)?;
+        if config.cluster.is_none() && self.required_cluster()?.is_none() {
             return Err(invalid(
                 "cluster",
-                "the configuration sets no cluster shape".into(),
+                "the configuration sets no cluster shape and the function has no compiled-in one"
+                    .into(),
             ));
         }
         let (mut attrs, n) = config.attributes();
@@ -526,8 +660,10 @@ impl<S: Signature> Function<'_, S> {
     }
 
     /// The largest cluster (in blocks) with which `config`'s block and shared memory
-    /// can be resident (`cuOccupancyMaxPotentialClusterSize`).
+    /// can be resident (`cuOccupancyMaxPotentialClusterSize`). The block is checked
+    /// first (module docs).
     pub fn max_potential_cluster_size(&self, config: &LaunchConfig) -> Result<u32, CudaError> {
+        check_block(config.block)?;
         let (mut attrs, n) = config.attributes();
         let attrs = attrs.get_mut(..n).unwrap_or_default();
         let raw = config.raw(crate::sys::CUstream(core::ptr::null_mut()), attrs);

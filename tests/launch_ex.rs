@@ -331,3 +331,198 @@ fn cluster_occupancy_queries() {
         Ok(())
     });
 }
+
+/// The parameter an `InvalidLaunch` names, or a panic with what came instead.
+fn refused_parameter(r: Result<impl std::fmt::Debug, CudaError>, what: &str) -> &'static str {
+    match r {
+        Err(CudaError::InvalidLaunch { parameter, .. }) => parameter,
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
+#[test]
+fn out_of_range_dimensions_are_typed_errors_without_overflow() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: vector_add stays below every slice's length.
+        let k = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+        let m = u32::MAX;
+        let cases = [
+            (LaunchConfig::new((m, m, m), 1), "grid"),
+            // 2^31 · 2^31 · 4 wraps to 0 in 64 bits.
+            (LaunchConfig::new((1 << 31, 1 << 31, 4), 1), "grid"),
+            (LaunchConfig::new(1u32 << 31, 1), "grid"),
+            (LaunchConfig::new((1, 65536, 1), 1), "grid"),
+            (LaunchConfig::new((1, 1, 65536), 1), "grid"),
+            (LaunchConfig::new(1, (m, m, m)), "block"),
+            (LaunchConfig::new(1, 2048), "block"),
+            (LaunchConfig::new(1, (1, 1, 65)), "block"),
+            (LaunchConfig::new(1, (32, 32, 2)), "block"),
+            (LaunchConfig::new(1, 1).cluster((m, m, m)), "cluster"),
+            (LaunchConfig::new(2, 2048).cluster(2), "block"),
+            (LaunchConfig::new(1, 2048).cooperative(true), "block"),
+        ];
+        for (cfg, parameter) in cases {
+            let what = format!("{cfg:?}");
+            assert_eq!(refused_parameter(k.validate_launch(&cfg), &what), parameter);
+        }
+        // The occupancy questions check the block before asking the driver.
+        for block in [(65536, 65536, 1), (2_147_483_712, 2, 1), (m, m, m)] {
+            let cfg = LaunchConfig::new(2, block).cluster(2);
+            let what = format!("{cfg:?}");
+            assert_eq!(
+                refused_parameter(k.max_active_clusters(&cfg), &what),
+                "block"
+            );
+            assert_eq!(
+                refused_parameter(k.max_potential_cluster_size(&cfg), &what),
+                "block"
+            );
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn cooperative_block_and_shared_memory_are_checked_before_occupancy() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(COOP, &JitOptions::default())?;
+        // SAFETY: as in a_cooperative_reduce_synchronises_the_grid.
+        let k =
+            unsafe { module.function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")? };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let din = cur.alloc_from(&[1u32; 16])?;
+        let mut partial = cur.alloc::<u32>(4)?;
+        let mut total = cur.alloc::<u64>(1)?;
+        let mut seen = cur.alloc::<u32>(1)?;
+        seen.fill(0)?;
+        let r = k.launch_cooperative(
+            &stream,
+            1,
+            2048,
+            0,
+            (&din, &mut partial, &mut total, &mut seen),
+        );
+        assert_eq!(refused_parameter(r, "block 2048"), "block");
+        let r = k.launch_cooperative(
+            &stream,
+            1,
+            64,
+            1 << 30,
+            (&din, &mut partial, &mut total, &mut seen),
+        );
+        match r {
+            Err(CudaError::InvalidLaunch {
+                parameter: "shared",
+                rule,
+            }) => assert!(rule.contains("1073741824"), "{rule}"),
+            other => panic!("1 GiB of shared memory: {other:?}"),
+        }
+        stream.synchronize()?;
+        assert_eq!(seen.to_vec()?, [0], "nothing ran");
+        Ok(())
+    });
+}
+
+/// `pair`: compiled-in clusters of 2 (`__cluster_dims__(2, 1, 1)`); each block
+/// writes `%cluster_nctarank` at its index. `wide`: clusters of 32, which no device
+/// allows.
+const REQUIRED_CLUSTER: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry pair(.param .align 8 .b8 out[16])
+.reqnctapercluster 2, 1, 1
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<6>;
+.reg .pred %p<2>;
+ld.param.u64 %rd1, [out];
+ld.param.u64 %rd2, [out+8];
+mov.u32 %r1, %ctaid.x;
+cvt.u64.u32 %rd3, %r1;
+setp.ge.u64 %p1, %rd3, %rd2;
+@%p1 bra DONE;
+mov.u32 %r2, %cluster_nctarank;
+mul.wide.u32 %rd4, %r1, 4;
+add.s64 %rd5, %rd1, %rd4;
+st.global.u32 [%rd5], %r2;
+DONE:
+ret;
+}
+"#;
+
+const WIDE_CLUSTER: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry wide(.param .align 8 .b8 out[16])
+.reqnctapercluster 32, 1, 1
+{
+ret;
+}
+"#;
+
+#[test]
+fn a_compiled_in_cluster_shape_is_validated_and_used() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(REQUIRED_CLUSTER, &JitOptions::default())?;
+        // SAFETY: `pair` writes `out` only below its length.
+        let k = unsafe { module.function::<(Out<u32>,)>("pair")? };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut out = cur.alloc::<u32>(4)?;
+        out.fill(0)?;
+        // Another shape than the compiled-in one, a grid it does not divide.
+        match k.validate_launch(&LaunchConfig::new(8, 32).cluster(4)) {
+            Err(CudaError::InvalidLaunch {
+                parameter: "cluster",
+                rule,
+            }) => assert!(rule.contains("compiled-in"), "{rule}"),
+            other => panic!("{other:?}"),
+        }
+        match k.validate_launch(&LaunchConfig::new(3, 32).programmatic_serialization(false)) {
+            Err(CudaError::InvalidLaunch {
+                parameter: "cluster",
+                rule,
+            }) => assert!(rule.contains("divide"), "{rule}"),
+            other => panic!("{other:?}"),
+        }
+        // Without a cluster attribute the driver applies the compiled-in shape (and
+        // refuses a grid it does not divide).
+        k.launch_with(&stream, &LaunchConfig::new(4, 32), (&mut out,))?;
+        stream.synchronize()?;
+        assert_eq!(out.to_vec()?, [2; 4]);
+        let r = k.launch(&stream, 3, 32, 0, (&mut out,));
+        assert!(r.is_err(), "{r:?}");
+        if !ON_GPU {
+            assert_eq!(
+                r,
+                Err(CudaError::Driver(
+                    oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE
+                ))
+            );
+        }
+        // Occupancy uses the compiled-in shape when the configuration has none.
+        assert!(k.max_active_clusters(&LaunchConfig::new(4, 32))? > 0);
+        if !ON_GPU {
+            // A compiled-in 32: refused, typed, when the checks run; by softcuda on
+            // a plain launch (instead of making 32 blocks co-resident).
+            let module = cur.load_ptx(WIDE_CLUSTER, &JitOptions::default())?;
+            // SAFETY: `wide` touches no memory.
+            let w = unsafe { module.function::<(Out<u32>,)>("wide")? };
+            match w.validate_launch(&LaunchConfig::new(32, 32).cooperative(true)) {
+                Err(CudaError::InvalidLaunch {
+                    parameter: "cluster",
+                    rule,
+                }) => assert!(rule.contains("at most 8"), "{rule}"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(
+                w.launch(&stream, 32, 32, 0, (&mut out,)),
+                Err(CudaError::Driver(
+                    oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE
+                ))
+            );
+        }
+        stream.synchronize()?;
+        Ok(())
+    });
+}

@@ -79,6 +79,14 @@ pub fn fail_allocations_after(bytes: u64) {
     state::ALLOC_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Sets the most host memory that the co-resident blocks of one cluster or
+/// cooperative launch may take (threads' registers and stacks, shared memory);
+/// `None` restores the default (2 GiB). A launch needing more is refused with
+/// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` before anything is queued or allocated.
+pub fn set_resident_memory_limit(bytes: Option<u64>) {
+    crate::ptx::set_resident_limit(bytes);
+}
+
 /// Clears injected faults and the allocation budget.
 pub fn clear_faults() {
     state::clear_faults();

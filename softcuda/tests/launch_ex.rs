@@ -609,7 +609,8 @@ fn a_kernel_compiled_with_cluster_dims_runs_in_clusters_even_through_cu_launch_k
                 std::ptr::null_mut(),
             )
         };
-        assert_eq!(r, code::INVALID_VALUE);
+        // As for the same shape given as a launch attribute.
+        assert_eq!(r, code::INVALID_CLUSTER_SIZE);
         sync(s);
     });
 }
@@ -721,4 +722,458 @@ fn hand_written_cluster_addresses() {
             );
         }
     });
+}
+
+/// A context on device 0 in which `ptx` is loaded with an error log: the result
+/// and the log (the module, if loaded, is unloaded).
+fn load_with_log(ptx: &str) -> (CUresult, String) {
+    let text = CString::new(ptx).unwrap();
+    let mut err = vec![0u8; 4096];
+    // SAFETY: softcuda's exports with valid pointers; the log buffer holds 4096
+    // bytes, the size given.
+    unsafe {
+        let mut ctx = std::ptr::null_mut();
+        ok(cuCtxCreate_v2(&mut ctx, 0, 0));
+        let mut opts = [5u32, 6]; // ERROR_LOG_BUFFER, ERROR_LOG_BUFFER_SIZE_BYTES
+        let mut vals: [*mut c_void; 2] = [err.as_mut_ptr().cast(), 4096usize as *mut c_void];
+        let mut m = std::ptr::null_mut();
+        let r = cuModuleLoadDataEx(
+            &mut m,
+            text.as_ptr().cast(),
+            2,
+            opts.as_mut_ptr(),
+            vals.as_mut_ptr(),
+        );
+        if r == code::SUCCESS {
+            ok(cuModuleUnload(m));
+        }
+        ok(cuCtxDestroy_v2(ctx));
+        let log = std::ffi::CStr::from_ptr(err.as_ptr().cast())
+            .to_string_lossy()
+            .into_owned();
+        (r, log)
+    }
+}
+
+#[test]
+fn cluster_features_below_sm_90_are_refused_at_load_as_ptxas_does() {
+    let _g = serial();
+    let ptx = |target: &str, directive: &str, inst: &str| {
+        format!(
+            ".version 8.0\n.target {target}\n.address_size 64\n.visible .entry k()\n{directive}\n{{\n.reg .b32 %r<4>;\n{inst}\nret;\n}}\n"
+        )
+    };
+    let cases = [
+        (".reqnctapercluster 2, 1, 1", "", ".reqnctapercluster", 5),
+        (".explicitcluster", "", ".explicitcluster", 5),
+        (".maxclusterrank 4", "", ".maxclusterrank", 5),
+        (
+            "",
+            "mov.u32 %r1, %cluster_nctarank;",
+            "%cluster_nctarank",
+            8,
+        ),
+        ("", "mov.u32 %r1, %cluster_ctaid.x;", "%cluster_ctaid", 8),
+        ("", "mov.u32 %r1, %clusterid.y;", "%clusterid", 8),
+        ("", "mapa.shared::cluster.u32 %r1, %r2, %r3;", "mapa", 8),
+        ("", "barrier.cluster.arrive;", "barrier.cluster", 8),
+    ];
+    for (directive, inst, feature, line) in cases {
+        let (r, log) = load_with_log(&ptx("sm_80", directive, inst));
+        assert_eq!(r, code::INVALID_PTX, "{feature}");
+        let want =
+            format!("line {line}; error   : Feature '{feature}' requires .target sm_90 or higher");
+        assert!(log.contains(&want), "{feature}: {log}");
+        // The same for sm_90 loads.
+        let (r, log) = load_with_log(&ptx("sm_90", directive, inst));
+        assert_eq!(r, code::SUCCESS, "{feature}: {log}");
+    }
+    no_leaks();
+}
+
+/// Compiled-in cluster shapes that no launch may use: 1024 × 1024 blocks (which
+/// would make every block of the grid co-resident), and 32.
+const BAD_CLUSTERS_PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry huge(.param .u64 out)
+.reqnctapercluster 1024, 1024, 1
+{
+ret;
+}
+.visible .entry big(.param .u64 out)
+.reqnctapercluster 32, 1, 1
+{
+ret;
+}
+"#;
+
+/// `cuLaunchKernel` of `f` (`grid` × `block`, no shared memory) with `params`.
+fn launch_plain(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> CUresult {
+    // SAFETY: one pointer per kernel parameter.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            0,
+            s,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+/// `cuLaunchCooperativeKernel` of `f` with `params`.
+fn launch_coop(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> CUresult {
+    // SAFETY: one pointer per kernel parameter.
+    unsafe {
+        launch_ex::cuLaunchCooperativeKernel(
+            f,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            0,
+            s,
+            params.as_mut_ptr(),
+        )
+    }
+}
+
+/// A graph with one kernel node of `f`: the result of adding it, and if added,
+/// the result of instantiating and launching the graph on `s` and waiting.
+fn graph_node(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> (CUresult, CUresult) {
+    use softcuda::api::graph::*;
+    // SAFETY: softcuda's exports with valid pointers; one pointer per parameter.
+    unsafe {
+        let mut g = std::ptr::null_mut();
+        ok(cuGraphCreate(&mut g, 0));
+        let kp = CUDA_KERNEL_NODE_PARAMS {
+            func: f,
+            gridDimX: grid[0],
+            gridDimY: grid[1],
+            gridDimZ: grid[2],
+            blockDimX: block[0],
+            blockDimY: block[1],
+            blockDimZ: block[2],
+            sharedMemBytes: 0,
+            kernelParams: params.as_mut_ptr(),
+            extra: std::ptr::null_mut(),
+            kern: std::ptr::null_mut(),
+            ctx: std::ptr::null_mut(),
+        };
+        let mut node = std::ptr::null_mut();
+        let added = cuGraphAddKernelNode_v2(&mut node, g, std::ptr::null(), 0, &kp);
+        let mut ran = code::SUCCESS;
+        if added == code::SUCCESS {
+            let mut exec = std::ptr::null_mut();
+            ok(cuGraphInstantiateWithFlags(&mut exec, g, 0));
+            ran = cuGraphLaunch(exec, s);
+            if ran == code::SUCCESS {
+                ran = cuStreamSynchronize(s);
+            }
+            ok(cuGraphExecDestroy(exec));
+        }
+        ok(cuGraphDestroy(g));
+        (added, ran)
+    }
+}
+
+#[test]
+fn compiled_in_cluster_shapes_are_checked_on_every_launch_path() {
+    let _g = serial();
+    with_module(0, BAD_CLUSTERS_PTX, |m, s| {
+        let out = Buf::new(4);
+        let mut p = out.ptr;
+        let mut params = [(&raw mut p).cast::<c_void>()];
+        let huge = function(m, c"huge");
+        // Before: a million co-resident blocks, an aborted process.
+        let r = launch_plain(huge, [1024, 1024, 1], [32, 1, 1], s, &mut params);
+        assert_eq!(r, code::INVALID_CLUSTER_SIZE);
+        let big = function(m, c"big");
+        let (g, b) = ([32, 1, 1], [32, 1, 1]);
+        assert_eq!(
+            launch_plain(big, g, b, s, &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        assert_eq!(
+            launch_coop(big, g, b, s, &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        assert_eq!(
+            launch_ex(big, g, b, s, &mut [], &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        assert_eq!(
+            launch_ex(big, g, b, s, &mut [cluster(32, 1, 1)], &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        assert_eq!(
+            graph_node(big, g, b, s, &mut params).0,
+            code::INVALID_CLUSTER_SIZE
+        );
+        // Non-portable sizes allowed: 16 at most still.
+        // SAFETY: a live function.
+        ok(unsafe { cuFuncSetAttribute(big, 14, 1) });
+        assert_eq!(
+            launch_plain(big, g, b, s, &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        sync(s);
+    });
+}
+
+const NCTA_PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry ncta(.param .u64 out)
+{
+.reg .b32 %r<4>;
+.reg .b64 %rd<4>;
+ld.param.u64 %rd1, [out];
+mov.u32 %r1, %ctaid.x;
+mov.u32 %r2, %cluster_nctarank;
+mul.wide.u32 %rd2, %r1, 4;
+add.u64 %rd3, %rd1, %rd2;
+st.global.u32 [%rd3], %r2;
+ret;
+}
+"#;
+
+#[test]
+fn a_cluster_shape_set_on_the_function_applies_to_every_launch_path() {
+    let _g = serial();
+    with_module(0, NCTA_PTX, |m, s| {
+        let f = function(m, c"ncta");
+        let out = Buf::new(4);
+        let mut p = out.ptr;
+        let mut params = [(&raw mut p).cast::<c_void>()];
+        let (g4, g3, b) = ([4, 1, 1], [3, 1, 1], [32, 1, 1]);
+        ok(launch_plain(f, g4, b, s, &mut params));
+        sync(s);
+        assert_eq!(out.read(), [1; 4], "no cluster yet");
+        // SAFETY: a live function.
+        unsafe {
+            ok(cuFuncSetAttribute(f, 11, 2)); // REQUIRED_CLUSTER_WIDTH
+            ok(cuFuncSetAttribute(f, 12, 1));
+            ok(cuFuncSetAttribute(f, 13, 1));
+        }
+        type Launch = fn(CUfunction, [u32; 3], [u32; 3], CUstream, &mut [*mut c_void]) -> CUresult;
+        let ex: Launch = |f, g, b, s, p| launch_ex(f, g, b, s, &mut [], p);
+        let graph: Launch = |f, g, b, s, p| {
+            let (added, ran) = graph_node(f, g, b, s, p);
+            if added == code::SUCCESS { ran } else { added }
+        };
+        for (name, launch) in [
+            ("cuLaunchKernel", launch_plain as Launch),
+            ("cuLaunchCooperativeKernel", launch_coop),
+            ("cuLaunchKernelEx", ex),
+            ("graph kernel node", graph),
+        ] {
+            ok(unsafe { cuMemsetD8_v2(out.ptr, 0, 16) });
+            ok(launch(f, g4, b, s, &mut params));
+            sync(s);
+            assert_eq!(out.read(), [2; 4], "{name}: clusters of 2");
+            assert_eq!(
+                launch(f, g3, b, s, &mut params),
+                code::INVALID_CLUSTER_SIZE,
+                "{name}: 2 does not divide 3"
+            );
+        }
+        // A launch attribute must agree with it.
+        assert_eq!(
+            launch_ex(f, g4, b, s, &mut [cluster(4, 1, 1)], &mut params),
+            code::INVALID_CLUSTER_SIZE
+        );
+        sync(s);
+    });
+}
+
+fn cluster_occupancy_of(f: CUfunction, block: [u32; 3]) -> (CUresult, CUresult) {
+    let mut a = [cluster(2, 1, 1)];
+    let cfg = CUlaunchConfig {
+        grid: [2, 1, 1],
+        block,
+        shared_mem_bytes: 0,
+        stream: std::ptr::null_mut(),
+        attrs: a.as_mut_ptr(),
+        num_attrs: 1,
+    };
+    let mut n = -1;
+    // SAFETY: a valid config and out-pointer.
+    unsafe {
+        (
+            launch_ex::cuOccupancyMaxActiveClusters(&mut n, f, &cfg),
+            launch_ex::cuOccupancyMaxPotentialClusterSize(&mut n, f, &cfg),
+        )
+    }
+}
+
+#[test]
+fn cluster_occupancy_of_an_overflowing_block_is_invalid_value() {
+    let _g = serial();
+    with_module(0, CLUSTER_PTX, |m, _| {
+        let f = function(m, c"cluster_info");
+        for block in [
+            [65536, 65536, 1],
+            [2_147_483_712, 2, 1], // wraps to 128 in 32 bits
+            [u32::MAX, u32::MAX, u32::MAX],
+            [2048, 1, 1],
+            [0, 1, 1],
+        ] {
+            assert_eq!(
+                cluster_occupancy_of(f, block),
+                (code::INVALID_VALUE, code::INVALID_VALUE),
+                "{block:?}"
+            );
+        }
+        let (a, p) = cluster_occupancy_of(f, [128, 1, 1]);
+        assert_eq!((a, p), (code::SUCCESS, code::SUCCESS));
+    });
+}
+
+/// 64 KiB of local memory per thread.
+const LOCAL_PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry loc(.param .u64 out)
+{
+.local .align 8 .b8 depot[65536];
+.reg .b64 %rd<2>;
+.reg .b32 %r<2>;
+mov.u64 %rd1, depot;
+mov.u32 %r1, %tid.x;
+st.local.u32 [%rd1], %r1;
+ret;
+}
+"#;
+
+#[test]
+fn co_resident_blocks_beyond_the_memory_limit_are_refused_before_allocating() {
+    let _g = serial();
+    with_module(0, LOCAL_PTX, |m, s| {
+        let f = function(m, c"loc");
+        let out = Buf::new(1);
+        let mut p = out.ptr;
+        let mut params = [(&raw mut p).cast::<c_void>()];
+        // The review's case: a full co-resident grid of 1024 threads with 64 KiB
+        // each is 16 GiB of stacks; refused at the launch, nothing allocated.
+        let mut per_sm = 0;
+        // SAFETY: a valid out-pointer and function.
+        ok(unsafe { cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut per_sm, f, 1024, 0) });
+        let grid = per_sm as u32 * dev_attr(16, 0) as u32; // MULTIPROCESSOR_COUNT
+        assert!(u64::from(grid) * 1024 * 65536 > softcuda::ptx::resident_limit());
+        assert_eq!(
+            launch_coop(f, [grid, 1, 1], [1024, 1, 1], s, &mut params),
+            code::LAUNCH_OUT_OF_RESOURCES
+        );
+        // A limit lowered to 1 MiB: 2 blocks of 32 threads (4 MiB) are refused as a
+        // cooperative launch and as a cluster, and run block by block.
+        softcuda::control::set_resident_memory_limit(Some(1 << 20));
+        let (g, b) = ([2, 1, 1], [32, 1, 1]);
+        let coop = launch_coop(f, g, b, s, &mut params);
+        let clus = launch_ex(f, g, b, s, &mut [cluster(2, 1, 1)], &mut params);
+        let plain = launch_plain(f, g, b, s, &mut params);
+        softcuda::control::set_resident_memory_limit(None);
+        assert_eq!(coop, code::LAUNCH_OUT_OF_RESOURCES);
+        assert_eq!(clus, code::LAUNCH_OUT_OF_RESOURCES);
+        assert_eq!(plain, code::SUCCESS);
+        // The default limit: they run.
+        ok(launch_coop(f, g, b, s, &mut params));
+        ok(launch_ex(f, g, b, s, &mut [cluster(2, 1, 1)], &mut params));
+        sync(s);
+    });
+}
+
+/// Block 0 of a cluster of 2 reads its `buf` through `mapa` with rank `rank`.
+const MAPA_PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry probe(.param .u64 out, .param .u32 rank)
+{
+.reg .b32 %r<8>;
+.reg .b64 %rd<2>;
+.reg .pred %p<2>;
+.shared .align 4 .b8 buf[64];
+ld.param.u64 %rd1, [out];
+ld.param.u32 %r1, [rank];
+mov.u32 %r2, %cluster_ctarank;
+setp.ne.u32 %p1, %r2, 0;
+@%p1 bra DONE;
+mov.u32 %r3, buf;
+mapa.shared::cluster.u32 %r4, %r3, %r1;
+ld.shared::cluster.u32 %r5, [%r4];
+st.global.u32 [%rd1], %r5;
+DONE:
+ret;
+}
+"#;
+
+#[test]
+fn mapa_keeps_the_whole_rank_and_a_rank_outside_the_cluster_faults() {
+    let _g = serial();
+    for (rank, want) in [
+        (1u32, code::SUCCESS),
+        (2, code::ILLEGAL_ADDRESS),
+        (128, code::ILLEGAL_ADDRESS), // was rank 0 (rank & 0x7f)
+        (129, code::ILLEGAL_ADDRESS), // was rank 1
+        (u32::MAX, code::ILLEGAL_ADDRESS),
+    ] {
+        let text = CString::new(MAPA_PTX).unwrap();
+        // SAFETY: softcuda's exports with valid pointers; one pointer per parameter.
+        unsafe {
+            let mut ctx = std::ptr::null_mut();
+            ok(cuCtxCreate_v2(&mut ctx, 0, 0));
+            let mut m = std::ptr::null_mut();
+            ok(cuModuleLoadData(&mut m, text.as_ptr().cast()));
+            let f = function(m, c"probe");
+            let mut ptr = 0;
+            ok(cuMemAlloc_v2(&mut ptr, 4));
+            let mut r = rank;
+            let mut params = [(&raw mut ptr).cast::<c_void>(), (&raw mut r).cast()];
+            let mut s = std::ptr::null_mut();
+            ok(cuStreamCreate(&mut s, 0x1));
+            ok(launch_ex(
+                f,
+                [2, 1, 1],
+                [1, 1, 1],
+                s,
+                &mut [cluster(2, 1, 1)],
+                &mut params,
+            ));
+            assert_eq!(cuStreamSynchronize(s), want, "rank {rank}");
+            if want == code::SUCCESS {
+                ok(cuStreamDestroy_v2(s));
+                ok(cuMemFree_v2(ptr));
+                ok(cuModuleUnload(m));
+            }
+            ok(cuCtxDestroy_v2(ctx));
+        }
+    }
+    no_leaks();
 }

@@ -76,11 +76,12 @@ fn kernel_node(
     } else {
         Some(state::id_of(Kind::Context, ctx).ok_or(code::INVALID_CONTEXT)?)
     };
-    let (id, f, packed) = prepare_launch(func, ctx, &cfg, params, extra)?;
+    let (id, f, packed, cluster) = prepare_launch(func, ctx, &cfg, params, extra)?;
     Ok(NodeKind::Kernel(KernelNode::new(
         id,
         f,
         cfg,
+        cluster,
         Arc::new(packed),
     )))
 }

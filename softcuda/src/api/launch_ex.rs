@@ -11,7 +11,9 @@
 //!   and fits on one GPC of the occupancy model;
 //! - `COOPERATIVE` runs the whole grid co-resident with the grid workspace
 //!   (`%envreg1/2`); `COOPERATIVE_LAUNCH_TOO_LARGE` if the grid exceeds resident
-//!   blocks per SM (the occupancy model) × SMs;
+//!   blocks per SM (the occupancy model) × SMs; `LAUNCH_OUT_OF_RESOURCES` if the
+//!   co-resident blocks (a cooperative grid, or a cluster) would take more host
+//!   memory than `ptx::resident_limit` allows;
 //! - `PRIORITY`, `MEM_SYNC_DOMAIN(_MAP)`, `ACCESS_POLICY_WINDOW`,
 //!   `CLUSTER_SCHEDULING_POLICY_PREFERENCE`, `PREFERRED_SHARED_MEMORY_CARVEOUT` are
 //!   validated and recorded ([`last_launch`]): they tune scheduling, caches and
@@ -27,13 +29,16 @@
 //!   and `SYNCHRONIZATION_POLICY` and `DEVICE_UPDATABLE_KERNEL_NODE` (not launch
 //!   attributes of a stream launch) are refused: `NOT_SUPPORTED` / `INVALID_VALUE`.
 //!
+//! A function's own cluster shape (`.reqnctapercluster`, or `REQUIRED_CLUSTER_*`
+//! set with `cuFuncSetAttribute`) applies to every launch of it, whatever the call
+//! (`function_cluster`, used by `module::prepare_launch`).
+//!
 //! A launch with attributes into a capturing stream is `NOT_SUPPORTED` (graph kernel
 //! nodes here carry no attributes); without attributes it is an ordinary kernel node.
 
-use super::module::{blocks_per_sm, device_of, function, kernel_job, launch_error, prepare_launch};
+use super::module::{blocks_per_sm, device_of, function, kernel_job, prepare_launch};
 use super::out;
 use crate::device::Profile;
-use crate::devmem;
 use crate::ptx::{self, LaunchConfig, LaunchExtras};
 use crate::state::{self, FunctionEntry, R};
 use crate::stream;
@@ -205,6 +210,95 @@ pub(crate) fn set_func_attribute(
     Ok(())
 }
 
+/// The required cluster shape of `a` (set or compiled in), if any: dimensions
+/// left at 0 by `cuFuncSetAttribute` count as 1.
+fn required_shape(a: &ClusterAttrs) -> Option<[u32; 3]> {
+    (a.required != [0; 3]).then(|| a.required.map(|d| d.max(1)))
+}
+
+/// The cluster shape that every launch of function `id` uses, whatever the launch
+/// call (`cuLaunchKernel`, `cuLaunchCooperativeKernel`, `cuLaunchKernelEx`, a graph
+/// kernel node): its `.reqnctapercluster`, else the `REQUIRED_CLUSTER_*` set with
+/// `cuFuncSetAttribute`; `None` without one. Checked as a launch's cluster
+/// attribute is: compute capability 9.0 (`NOT_SUPPORTED`), each dimension dividing
+/// the grid, at most 8 blocks (16 with non-portable sizes allowed, at most
+/// `.maxclusterrank`), and fitting on a GPC (`INVALID_CLUSTER_SIZE`). `cfg`'s block
+/// has been checked (at most 1024 threads).
+pub(crate) fn function_cluster(
+    id: u64,
+    f: &FunctionEntry,
+    dev: &Profile,
+    cfg: &LaunchConfig,
+) -> R<Option<[u32; 3]>> {
+    let fa = effective_attrs(id, f);
+    let Some(c) = required_shape(&fa) else {
+        return Ok(None);
+    };
+    if dev.cc.0 < 9 {
+        return Err(code::NOT_SUPPORTED);
+    }
+    check_cluster_shape(
+        dev,
+        f,
+        &fa,
+        c,
+        cfg.grid,
+        cfg.block,
+        cfg.dynamic_shared_bytes,
+    )?;
+    Ok(Some(c))
+}
+
+/// `INVALID_CLUSTER_SIZE` unless cluster `c` divides `grid`, holds at most the
+/// function's limit of blocks and fits (blocks of `block` threads and `dynamic`
+/// bytes) on a GPC.
+fn check_cluster_shape(
+    dev: &Profile,
+    f: &FunctionEntry,
+    fa: &ClusterAttrs,
+    c: [u32; 3],
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic: u32,
+) -> R {
+    let size = c.iter().fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
+    if c.contains(&0)
+        || (0..3).any(|i| !grid[i].is_multiple_of(c[i]))
+        || size > u64::from(cluster_limit(fa, f))
+    {
+        return Err(code::INVALID_CLUSTER_SIZE);
+    }
+    let threads = block_threads(block)?;
+    if active_clusters(dev, f, threads, u64::from(dynamic), size as u32) == 0 {
+        return Err(code::INVALID_CLUSTER_SIZE);
+    }
+    Ok(())
+}
+
+/// The threads of a block: `INVALID_VALUE` for a zero dimension, one beyond
+/// 1024 × 1024 × 64, or more than 1024 threads (no overflow: wide arithmetic).
+fn block_threads(block: [u32; 3]) -> R<u32> {
+    let threads = block
+        .iter()
+        .fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
+    if block.contains(&0) || block[0] > 1024 || block[1] > 1024 || block[2] > 64 || threads > 1024 {
+        return Err(code::INVALID_VALUE);
+    }
+    Ok(threads as u32)
+}
+
+/// `LAUNCH_OUT_OF_RESOURCES` if the co-resident blocks of the launch would take
+/// more host memory than the interpreter allows (`ptx::resident_limit`; a cluster's
+/// blocks or a cooperative grid run interleaved, each thread with its own
+/// registers and stack). Refused before anything is queued.
+pub(crate) fn check_resident(f: &FunctionEntry, cfg: &LaunchConfig, ex: &LaunchExtras) -> R {
+    let k = &f.ptx.kernels()[f.kernel];
+    if ptx::resident_bytes(&f.ptx, k, cfg, ex) > ptx::resident_limit() {
+        return Err(code::LAUNCH_OUT_OF_RESOURCES);
+    }
+    Ok(())
+}
+
 /// The largest cluster a function may use: 8, or 16 with non-portable sizes
 /// allowed, at most its `.maxclusterrank`.
 fn cluster_limit(a: &ClusterAttrs, f: &FunctionEntry) -> u32 {
@@ -329,35 +423,18 @@ fn read_attributes(
         }
     }
     let fa = effective_attrs(id, f);
-    if rec.cluster.is_none() && fa.required != [0; 3] {
-        rec.cluster = Some(fa.required);
+    let required = required_shape(&fa);
+    if rec.cluster.is_none() {
+        rec.cluster = required;
     }
     if rec.cluster.is_none() && f.ptx.kernels()[f.kernel].explicit_cluster {
         return Err(code::INVALID_CLUSTER_SIZE); // `.explicitcluster` needs a shape
     }
-    let grid = cfg.grid;
     if let Some(c) = rec.cluster {
-        if fa.required != [0; 3] && c != fa.required {
+        if required.is_some_and(|r| r != c) {
             return Err(code::INVALID_CLUSTER_SIZE);
         }
-        let size = u64::from(c[0]) * u64::from(c[1]) * u64::from(c[2]);
-        if c.contains(&0)
-            || (0..3).any(|i| !grid[i].is_multiple_of(c[i]))
-            || size > u64::from(cluster_limit(&fa, f))
-        {
-            return Err(code::INVALID_CLUSTER_SIZE);
-        }
-        let threads = cfg.block.iter().product::<u32>();
-        if active_clusters(
-            dev,
-            f,
-            threads,
-            u64::from(cfg.shared_mem_bytes),
-            size as u32,
-        ) == 0
-        {
-            return Err(code::INVALID_CLUSTER_SIZE);
-        }
+        check_cluster_shape(dev, f, &fa, c, cfg.grid, cfg.block, cfg.shared_mem_bytes)?;
     }
     if rec.cooperative {
         check_coresident(dev, f, cfg.grid, cfg.block, cfg.shared_mem_bytes)?;
@@ -381,38 +458,16 @@ fn check_coresident(
     dynamic: u32,
 ) -> R {
     let k = &f.ptx.kernels()[f.kernel];
-    let threads = block.iter().product::<u32>();
+    let threads = block_threads(block)?;
     let max =
         u64::from(blocks_per_sm(dev, k, threads, u64::from(dynamic))) * u64::from(dev.sm_count);
-    let blocks = grid.iter().map(|&g| u64::from(g)).product::<u64>();
+    let blocks = grid
+        .iter()
+        .fold(1u64, |n, &g| n.saturating_mul(u64::from(g)));
     if blocks > max {
         return Err(code::COOPERATIVE_LAUNCH_TOO_LARGE);
     }
     Ok(())
-}
-
-/// The work of a launch with extras.
-fn kernel_job_ex(
-    f: FunctionEntry,
-    cfg: LaunchConfig,
-    ex: LaunchExtras,
-    packed: Arc<Vec<u8>>,
-) -> stream::Job {
-    Box::new(move || {
-        let k = &f.ptx.kernels()[f.kernel];
-        // Held while the kernel runs: the memory it checks stays allocated.
-        let _work = devmem::work();
-        ptx::launch_ex(
-            &f.ptx,
-            k,
-            &cfg,
-            &ex,
-            &packed,
-            &f.global_addrs,
-            &state::KernelMemory,
-        )
-        .map_err(launch_error)
-    })
 }
 
 /// Checks, packs and queues a launch of `hf` with `cfg` (and its attributes).
@@ -428,16 +483,18 @@ fn launch(
         dynamic_shared_bytes: cfg.shared_mem_bytes,
     };
     let ctx = state::current_ctx(&state::state())?;
-    let (id, f, packed) = prepare_launch(hf, Some(ctx), &lc, params, extra)?;
+    let (id, f, packed, cluster) = prepare_launch(hf, Some(ctx), &lc, params, extra)?;
     let (ex, rec, event) = {
         let s = state::state();
         let (_, f) = function(&s, hf)?;
         read_attributes(&s, cfg, id, &f)?
     };
+    check_resident(&f, &lc, &ex)?;
     let packed = Arc::new(packed);
-    let plain = cfg.num_attrs == 0 && ex == LaunchExtras::default();
+    // Without attributes the launch is an ordinary kernel node (with the
+    // function's own cluster shape, if any).
     if crate::graph::capture::is_capturing(cfg.stream) {
-        if !plain {
+        if cfg.num_attrs != 0 {
             return Err(code::NOT_SUPPORTED);
         }
         if let Some(r) = crate::graph::capture::divert(cfg.stream, || {
@@ -445,18 +502,14 @@ fn launch(
                 id,
                 f.clone(),
                 lc,
+                cluster,
                 Arc::clone(&packed),
             ))
         }) {
             return r;
         }
     }
-    let job = if ex == LaunchExtras::default() {
-        kernel_job(f, lc, packed)
-    } else {
-        kernel_job_ex(f, lc, ex, packed)
-    };
-    stream::submit(ctx, cfg.stream, job)?;
+    stream::submit(ctx, cfg.stream, kernel_job(f, lc, ex, packed))?;
     if let Some((ev, flags)) = event {
         // SAFETY: a live event handle (checked above) and the launch's stream.
         let r = unsafe { super::stream::cuEventRecordWithFlags(ev, cfg.stream, flags) };
@@ -563,7 +616,8 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveClusters(
     api!("cuOccupancyMaxActiveClusters", {
         let (cfg, id, fe, dev) = cluster_query(f, config)?;
         let fa = effective_attrs(id, &fe);
-        let mut cluster = (fa.required != [0; 3]).then_some(fa.required);
+        let threads = block_threads(cfg.block)?;
+        let mut cluster = required_shape(&fa);
         for i in 0..cfg.num_attrs as usize {
             if cfg.attrs.is_null() {
                 return Err(code::INVALID_VALUE);
@@ -579,13 +633,12 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveClusters(
             }
         }
         let c = cluster.ok_or(code::INVALID_CLUSTER_SIZE)?;
-        let size = c.iter().map(|&d| u64::from(d)).product::<u64>();
+        let size = c.iter().fold(1u64, |n, &d| n.saturating_mul(u64::from(d)));
         if size == 0 || size > u64::from(cluster_limit(&fa, &fe)) {
             return Err(code::INVALID_CLUSTER_SIZE);
         }
-        let threads = cfg.block.iter().product::<u32>();
         let k = &fe.ptx.kernels()[fe.kernel];
-        if threads == 0 || threads > k.max_threads_per_block.unwrap_or(1024).min(1024) {
+        if threads > k.max_threads_per_block.unwrap_or(1024).min(1024) {
             return Err(code::INVALID_VALUE);
         }
         let v = active_clusters(
@@ -610,9 +663,9 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialClusterSize(
     api!("cuOccupancyMaxPotentialClusterSize", {
         let (cfg, id, fe, dev) = cluster_query(f, config)?;
         let fa = effective_attrs(id, &fe);
-        let threads = cfg.block.iter().product::<u32>();
+        let threads = block_threads(cfg.block)?;
         let k = &fe.ptx.kernels()[fe.kernel];
-        if threads == 0 || threads > k.max_threads_per_block.unwrap_or(1024).min(1024) {
+        if threads > k.max_threads_per_block.unwrap_or(1024).min(1024) {
             return Err(code::INVALID_VALUE);
         }
         let fit = blocks_per_sm(&dev, k, threads, u64::from(cfg.shared_mem_bytes))

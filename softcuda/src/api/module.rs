@@ -698,7 +698,16 @@ fn pack_params(k: &ptx::Kernel, params: *mut *mut c_void, extra: *mut *mut c_voi
 /// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` for a kernel whose deepest chain of frames
 /// known before the launch (recursion aside) needs more than 512 KiB of local memory
 /// per thread. Either is non-sticky, and nothing is queued.
-fn check_launch(dev: &Profile, f: &FunctionEntry, cfg: &LaunchConfig) -> R {
+///
+/// Then the function's cluster shape (compiled in or set with `cuFuncSetAttribute`),
+/// if any, as for a launch with that cluster shape
+/// (`super::launch_ex::function_cluster`): returned, for the launch to use.
+fn check_launch(
+    dev: &Profile,
+    id: u64,
+    f: &FunctionEntry,
+    cfg: &LaunchConfig,
+) -> R<Option<[u32; 3]>> {
     let limit = |attr: u32| {
         dev.attribute(attr)
             .and_then(|v| u64::try_from(v).ok())
@@ -728,7 +737,17 @@ fn check_launch(dev: &Profile, f: &FunctionEntry, cfg: &LaunchConfig) -> R {
         // refuses at the launch as "too many resources requested".
         return Err(code::LAUNCH_OUT_OF_RESOURCES);
     }
-    ptx::check_launch(k, cfg).map_err(|_| code::INVALID_VALUE)
+    let cluster = super::launch_ex::function_cluster(id, f, dev, cfg)?;
+    ptx::check_launch(k, cfg).map_err(|_| code::INVALID_VALUE)?;
+    super::launch_ex::check_resident(
+        f,
+        cfg,
+        &ptx::LaunchExtras {
+            cluster,
+            cooperative: false,
+        },
+    )?;
+    Ok(cluster)
 }
 
 /// `cuLaunchKernel`: checked against the device's limits at once (see
@@ -755,57 +774,74 @@ pub unsafe extern "C" fn cuLaunchKernel(
             dynamic_shared_bytes: shared,
         };
         let ctx = state::current_ctx(&state::state())?;
-        let (id, f, packed) = prepare_launch(f, Some(ctx), &cfg, params, extra)?;
+        let (id, f, packed, cluster) = prepare_launch(f, Some(ctx), &cfg, params, extra)?;
         let packed = Arc::new(packed);
         if let Some(r) = crate::graph::capture::divert(stream_h, || {
             crate::graph::NodeKind::Kernel(crate::graph::KernelNode::new(
                 id,
                 f.clone(),
                 cfg,
+                cluster,
                 Arc::clone(&packed),
             ))
         }) {
             return r;
         }
-        stream::submit(ctx, stream_h, kernel_job(f, cfg, packed))
+        let ex = ptx::LaunchExtras {
+            cluster,
+            cooperative: false,
+        };
+        stream::submit(ctx, stream_h, kernel_job(f, cfg, ex, packed))
     })
 }
 
 /// Looks up kernel `f`, checks a launch of it with `cfg` (`check_launch`; in context
 /// `ctx`, if given: `INVALID_CONTEXT` if it is another's) and packs its arguments:
-/// the function's id and entry, and the argument bytes.
+/// the function's id and entry, the argument bytes, and the function's cluster
+/// shape (compiled in or set), which every launch of it uses.
 pub(crate) fn prepare_launch(
     f: CUfunction,
     ctx: Option<u64>,
     cfg: &LaunchConfig,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
-) -> R<(u64, FunctionEntry, Vec<u8>)> {
-    let (id, f) = {
+) -> R<PreparedLaunch> {
+    let (id, f, cluster) = {
         let s = state::state();
         let (id, f) = function(&s, f)?;
         if ctx.is_some_and(|c| c != f.ctx) {
             return Err(code::INVALID_CONTEXT);
         }
-        check_launch(device_of(&s, f.ctx)?, &f, cfg)?;
-        (id, f)
+        let cluster = check_launch(device_of(&s, f.ctx)?, id, &f, cfg)?;
+        (id, f, cluster)
     };
     let packed = pack_params(&f.ptx.kernels()[f.kernel], params, extra)?;
-    Ok((id, f, packed))
+    Ok((id, f, packed, cluster))
 }
 
-/// The work of a launch of `f` with `cfg` and the packed arguments `packed`. Also
-/// what a graph's kernel node runs.
-pub(crate) fn kernel_job(f: FunctionEntry, cfg: LaunchConfig, packed: Arc<Vec<u8>>) -> stream::Job {
+/// What [`prepare_launch`] hands back: the function's id and entry, the packed
+/// arguments and the function's cluster shape.
+pub(crate) type PreparedLaunch = (u64, FunctionEntry, Vec<u8>, Option<[u32; 3]>);
+
+/// The work of a launch of `f` with `cfg`, the extras `ex` (cluster shape,
+/// cooperative) and the packed arguments `packed`. Also what a graph's kernel node
+/// runs.
+pub(crate) fn kernel_job(
+    f: FunctionEntry,
+    cfg: LaunchConfig,
+    ex: ptx::LaunchExtras,
+    packed: Arc<Vec<u8>>,
+) -> stream::Job {
     Box::new(move || {
         let k = &f.ptx.kernels()[f.kernel];
         // Held while the kernel runs: the memory it checks stays allocated
         // until it ends (`crate::devmem`, `state::KernelMemory`).
         let _work = devmem::work();
-        ptx::launch(
+        ptx::launch_ex(
             &f.ptx,
             k,
             &cfg,
+            &ex,
             &packed,
             &f.global_addrs,
             &state::KernelMemory,

@@ -289,6 +289,10 @@ fn plan_steps(steps: &[Step], out: &mut Vec<Plan>) -> R {
                 NodeKind::Kernel(k) => out.push(Plan::Op(kernel_job(
                     k.entry.clone(),
                     k.cfg,
+                    crate::ptx::LaunchExtras {
+                        cluster: k.cluster,
+                        cooperative: false,
+                    },
                     Arc::clone(&k.args),
                 ))),
                 NodeKind::Memcpy(c) => out.extend(memcpy3d_job(&c.0)?.map(Plan::Op)),

@@ -53,11 +53,21 @@ pub struct KernelNode {
     /// The address of each argument inside `args`: the `kernelParams` array that
     /// `cuGraphKernelNodeGetParams` hands back (valid while the parameters stay).
     pub arg_ptrs: Arc<Vec<usize>>,
+    /// The function's cluster shape when the node was made or its parameters set
+    /// (compiled in or set with `cuFuncSetAttribute`), which the node's launches use.
+    pub cluster: Option<[u32; 3]>,
 }
 
 impl KernelNode {
-    /// A kernel node of function `func` (`entry`) with `cfg` and the packed `args`.
-    pub fn new(func: u64, entry: FunctionEntry, cfg: LaunchConfig, args: Arc<Vec<u8>>) -> Self {
+    /// A kernel node of function `func` (`entry`) with `cfg`, the function's
+    /// cluster shape `cluster` and the packed `args`.
+    pub fn new(
+        func: u64,
+        entry: FunctionEntry,
+        cfg: LaunchConfig,
+        cluster: Option<[u32; 3]>,
+        args: Arc<Vec<u8>>,
+    ) -> Self {
         let base = args.as_ptr() as usize;
         let arg_ptrs = entry.ptx.kernels()[entry.kernel]
             .params
@@ -70,6 +80,7 @@ impl KernelNode {
             cfg,
             args,
             arg_ptrs: Arc::new(arg_ptrs),
+            cluster,
         }
     }
 

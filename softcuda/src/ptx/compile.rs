@@ -492,6 +492,7 @@ pub(crate) fn compile(ast: &Ast, opts: &JitOptions) -> Result<Compiled, Vec<CErr
         let func = compile_function(f, &module, &globals, &sigs, &mut prog, &mut errors);
         prog.funcs.push(func);
     }
+    check_cluster_features(ast, &prog, &directives, &mut errors);
     if !errors.is_empty() {
         errors.sort_by_key(|e| e.0);
         return Err(errors);
@@ -517,6 +518,62 @@ pub(crate) fn compile(ast: &Ast, opts: &JitOptions) -> Result<Compiled, Vec<CErr
         kernels,
         globals,
     })
+}
+
+/// The SM version named by `.target` (`sm_90a` is 90), if any.
+fn target_sm(ast: &Ast) -> Option<u32> {
+    let (names, _) = ast.target.as_ref()?;
+    names.iter().find_map(|n| {
+        let v = n.strip_prefix("sm_")?;
+        let digits: String = v.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse::<u32>().ok()
+    })
+}
+
+/// Thread-block cluster features (`.reqnctapercluster`, `.explicitcluster`,
+/// `.maxclusterrank`, `%cluster_*`/`%clusterid`/`%nclusterid`/`%is_explicit_cluster`,
+/// `mapa`, `getctarank`, `barrier.cluster`) need `.target sm_90` or higher, as
+/// ptxas requires: one error per use below it.
+fn check_cluster_features(
+    ast: &Ast,
+    prog: &Program,
+    directives: &[Option<&Function>],
+    errors: &mut Vec<CErr>,
+) {
+    if target_sm(ast).is_none_or(|sm| sm >= 90) {
+        return;
+    }
+    let need = |what: &str| format!("Feature '{what}' requires .target sm_90 or higher");
+    for f in directives.iter().flatten() {
+        for (name, _, line) in &f.directives {
+            if matches!(
+                name.as_str(),
+                "reqnctapercluster" | "explicitcluster" | "maxclusterrank"
+            ) {
+                errors.push((*line, need(&format!(".{name}"))));
+            }
+        }
+    }
+    for (pc, inst) in prog.code.iter().enumerate() {
+        let what = match &inst.op {
+            Op::Mapa { .. } => "mapa",
+            Op::GetCtaRank { .. } => "getctarank",
+            Op::ClusterBar { .. } => "barrier.cluster",
+            Op::Special { sr, .. } => match sr {
+                Sreg::ClusterId(_) => "%clusterid",
+                Sreg::NClusterId(_) => "%nclusterid",
+                Sreg::ClusterCtaid(_) => "%cluster_ctaid",
+                Sreg::ClusterNctaid(_) => "%cluster_nctaid",
+                Sreg::ClusterCtarank => "%cluster_ctarank",
+                Sreg::ClusterNctarank => "%cluster_nctarank",
+                Sreg::IsExplicitCluster => "%is_explicit_cluster",
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let line = prog.lines.get(pc).copied().unwrap_or(0);
+        errors.push((line, need(what)));
+    }
 }
 
 fn check_header(ast: &Ast, opts: &JitOptions, errors: &mut Vec<CErr>) {

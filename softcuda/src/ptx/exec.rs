@@ -5,8 +5,14 @@
 //! [`run_block`] goes warp by warp: it runs each ready thread ([`run_thread`]) until
 //! the thread exits or stops at a barrier or a warp collective, then evaluates the
 //! warp's collectives whose lanes have all arrived ([`fire_warp`]); once every warp
-//! is stuck, barriers whose arrivals are complete are released. No progress at all
-//! is a deadlock, reported as an error (never a hang).
+//! is stuck, barriers whose arrivals are complete are released. A round without
+//! progress is a deadlock, reported as an error: every live thread waits at a
+//! barrier (`bar`, `barrier.cluster`) or a warp collective that no thread left can
+//! complete. What is not detected: threads that spin. A thread yields after
+//! `YIELD_AFTER` backward branches and a yield counts as progress, so a loop waiting
+//! for a write that never comes runs until the process ends (as on a GPU without a
+//! watchdog). Blocks of a cluster or of a cooperative grid run interleaved, the
+//! same way; their memory is bounded by [`resident_limit`].
 //!
 //! Per-launch buffers (threads' registers and stacks, shared memory) are kept in a
 //! thread-local scratch area and reused by the next launch on the same host thread.
@@ -42,6 +48,68 @@ const MAX_SHARED: u64 = 227 * 1024;
 /// Shared memory the driver reserves per block (after the kernel's own), read
 /// through `%reserved_smem_offset_*` (cooperative groups' tile scratch).
 const RESERVED_SMEM: u32 = 1024;
+/// The most blocks in a cluster (the non-portable limit of compute capability 9.0).
+pub const MAX_CLUSTER: u64 = 16;
+/// The default of [`resident_limit`]: 2 GiB.
+const DEFAULT_RESIDENT_LIMIT: u64 = 2 << 30;
+static RESIDENT_LIMIT: AtomicU64 = AtomicU64::new(DEFAULT_RESIDENT_LIMIT);
+
+/// The most host memory the co-resident blocks of one interleaved launch (a
+/// cluster, or a cooperative grid) may take: threads' registers and stacks and the
+/// blocks' shared memory. A launch that would need more fails with
+/// [`LaunchError::OutOfResources`] before anything is allocated.
+pub fn resident_limit() -> u64 {
+    RESIDENT_LIMIT.load(Ordering::Relaxed)
+}
+
+/// Sets [`resident_limit`] (`None`: the default, 2 GiB). A test knob.
+pub fn set_resident_limit(bytes: Option<u64>) {
+    RESIDENT_LIMIT.store(bytes.unwrap_or(DEFAULT_RESIDENT_LIMIT), Ordering::Relaxed);
+}
+
+/// The host memory the co-resident blocks of a launch of `kernel` with `cfg` and
+/// `ex` take at once (what [`resident_limit`] bounds): every block of the grid for a
+/// cooperative launch, a cluster's blocks for a cluster launch, 0 for a launch that
+/// runs block by block. Saturating: no input overflows.
+pub fn resident_bytes(
+    module: &Module,
+    kernel: &Kernel,
+    cfg: &LaunchConfig,
+    ex: &LaunchExtras,
+) -> u64 {
+    let cluster = ex.cluster.or(kernel.cluster_dims);
+    let blocks = if ex.cooperative {
+        wide_product(cfg.grid)
+    } else if let Some(c) = cluster {
+        wide_product(c)
+    } else {
+        return 0;
+    };
+    let (regs, frame) = module
+        .prog
+        .funcs
+        .get(kernel.func as usize)
+        .map_or((0, 0), |f| {
+            (f.template.len() as u64, u64::from(f.frame_bytes))
+        });
+    let per_thread = (size_of::<Thread>() as u64)
+        .saturating_add(regs.saturating_mul(8))
+        .saturating_add(frame);
+    let threads = wide_product(cfg.block);
+    let shared = u64::from(kernel.dyn_shared_offset)
+        .saturating_add(u64::from(cfg.dynamic_shared_bytes))
+        .saturating_add(u64::from(RESERVED_SMEM) + 16);
+    threads
+        .saturating_mul(per_thread)
+        .saturating_add(shared)
+        .saturating_mul(blocks)
+}
+
+/// The product of three dimensions, saturating.
+fn wide_product(d: [u32; 3]) -> u64 {
+    d.iter().fold(1u64, |n, &x| n.saturating_mul(u64::from(x)))
+}
+
 /// Backward branches a thread takes before it yields to the others: a thread that
 /// spins on memory another thread (or block) will write must not run forever.
 const YIELD_AFTER: u32 = 1024;
@@ -295,6 +363,13 @@ pub fn launch_ex(
     }
     let explicit = ex.cluster.or(kernel.cluster_dims);
     check_cluster(kernel, cfg, explicit)?;
+    let resident = resident_bytes(module, kernel, cfg, ex);
+    if resident > resident_limit() {
+        return Err(LaunchError::OutOfResources(format!(
+            "{resident} bytes of host memory for the co-resident blocks (at most {})",
+            resident_limit()
+        )));
+    }
     let cluster = explicit.unwrap_or([1, 1, 1]);
     // The grid workspace of a cooperative launch: { wsSize, barrier } (driver_abi.h).
     let workspace: Box<[AtomicU32; 4]> = Box::default();
@@ -403,7 +478,12 @@ pub fn check_cluster(
             k.cluster_dims
         )));
     }
-    let size = c.iter().map(|&d| u64::from(d)).product::<u64>();
+    let size = wide_product(c);
+    if size > MAX_CLUSTER {
+        return Err(LaunchError::InvalidValue(format!(
+            "cluster of {size} blocks (at most {MAX_CLUSTER})"
+        )));
+    }
     if k.max_cluster_rank.is_some_and(|m| size > u64::from(m)) {
         return Err(LaunchError::InvalidValue(format!(
             "cluster of {size} blocks exceeds the kernel's .maxclusterrank"
@@ -641,29 +721,37 @@ fn run_interleaved(
     let [cx_, cy_, cz_] = cx.cluster;
     let (ncx, ncy, ncz) = (gx / cx_, gy / cy_, gz / cz_);
     let per_cluster = (cx_ * cy_ * cz_) as usize;
-    // Every cluster's blocks, clusters in linear order.
-    let mut clusters: Vec<Vec<[u32; 3]>> = Vec::new();
-    for kz in 0..ncz {
-        for ky in 0..ncy {
-            for kx in 0..ncx {
-                let mut blocks = Vec::with_capacity(per_cluster);
-                for z in 0..cz_ {
-                    for y in 0..cy_ {
-                        for x in 0..cx_ {
-                            blocks.push([kx * cx_ + x, ky * cy_ + y, kz * cz_ + z]);
-                        }
-                    }
+    let (ncx, ncy) = (u64::from(ncx), u64::from(ncy));
+    let nclusters = ncx * ncy * u64::from(ncz);
+    // The blocks of cluster `i` (clusters in linear order), made when needed: a
+    // launch holds only its resident blocks (bounded by `resident_limit`).
+    let cluster_blocks = |i: u64| -> Vec<[u32; 3]> {
+        let (kx, ky, kz) = (
+            (i % ncx) as u32,
+            (i / ncx % ncy) as u32,
+            (i / (ncx * ncy)) as u32,
+        );
+        let mut blocks = Vec::with_capacity(per_cluster);
+        for z in 0..cz_ {
+            for y in 0..cy_ {
+                for x in 0..cx_ {
+                    blocks.push([kx * cx_ + x, ky * cy_ + y, kz * cz_ + z]);
                 }
-                clusters.push(blocks);
             }
         }
-    }
-    let groups: Vec<Vec<Vec<[u32; 3]>>> = if cooperative {
-        vec![clusters]
-    } else {
-        clusters.into_iter().map(|c| vec![c]).collect()
+        blocks
     };
-    for group in groups {
+    // A cooperative launch is one group of every cluster; otherwise each cluster is
+    // a group of its own.
+    let (ngroups, per_group) = if cooperative {
+        (1, nclusters)
+    } else {
+        (nclusters, 1)
+    };
+    for g in 0..ngroups {
+        let group: Vec<Vec<[u32; 3]>> = (g * per_group..(g + 1) * per_group)
+            .map(cluster_blocks)
+            .collect();
         // Block i's shared memory is shared[i]; the blocks of a cluster, in rank
         // order, are `per_cluster` consecutive ones (distributed shared memory).
         let mut blocks: Vec<Resident> = Vec::new();
@@ -1026,6 +1114,16 @@ fn locate(
 
 /// A cluster address (`mapa`): rank + 1 in bits 24.., the offset below.
 const CLUSTER_RANK_SHIFT: u32 = 24;
+
+/// The rank `mapa` gives an address of a block outside the cluster: above any
+/// cluster's (at most `MAX_CLUSTER` blocks), and `+ 1` still fits the 8 bits above
+/// `CLUSTER_RANK_SHIFT` of a 32-bit shared address.
+const POISON_RANK: u64 = 0xfe;
+
+/// The blocks of the running block's cluster (1 without a cluster).
+fn own_cluster_size(cx: &Ctx) -> u64 {
+    cx.cluster.iter().map(|&d| u64::from(d.max(1))).product()
+}
 
 /// The block's rank in its cluster.
 fn own_rank(cx: &Ctx) -> u64 {
@@ -1843,7 +1941,16 @@ fn run_thread(
                 } else {
                     v
                 } & ((1 << CLUSTER_RANK_SHIFT) - 1);
-                let c = ((r!(rank) & 0x7f) + 1) << CLUSTER_RANK_SHIFT | off;
+                // The full rank: one outside the cluster (at most 16 blocks) maps to
+                // `POISON_RANK`, which no cluster has, so an access through it is an
+                // illegal address instead of aliasing a real rank.
+                let rank = r!(rank) & 0xffff_ffff;
+                let rank = if rank < own_cluster_size(cx) {
+                    rank
+                } else {
+                    POISON_RANK
+                };
+                let c = (rank + 1) << CLUSTER_RANK_SHIFT | off;
                 let out = if generic { SHARED_WIN | c } else { c };
                 r!(d) = if bits32 { out & 0xffff_ffff } else { out };
             }

@@ -52,7 +52,10 @@ mod log;
 mod parse;
 mod printf;
 
-pub use exec::{MAX_STACK, check_cluster, check_launch, launch, launch_ex};
+pub use exec::{
+    MAX_CLUSTER, MAX_STACK, check_cluster, check_launch, launch, launch_ex, resident_bytes,
+    resident_limit, set_resident_limit,
+};
 
 /// Options of the PTX just-in-time compilation (the `CU_JIT_*` options that matter).
 #[derive(Debug, Clone, PartialEq, Eq)]
