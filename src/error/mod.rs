@@ -20,8 +20,9 @@ use core::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CudaError {
-    /// The driver returned this code.
-    #[error("{0}")]
+    /// The driver returned this code. A sticky code's message says the context is
+    /// unusable.
+    #[error("{code}{note}", code = .0, note = sticky_note(*.0))]
     Driver(CUresult),
     /// The loaded driver does not provide this function at the ABI the crate binds.
     #[error(
@@ -221,13 +222,31 @@ pub enum CudaError {
         /// Resident blocks per multiprocessor × multiprocessors.
         max: u64,
     },
+    /// The context was not bound: a binding of this handle reported a sticky error
+    /// (`code`), which leaves the context unusable ([`crate::context`]'s docs).
+    #[error(
+        "the context is unusable: a binding of it reported {code}; drop it and create a new context"
+    )]
+    ContextPoisoned {
+        /// The sticky error.
+        code: CUresult,
+    },
+}
+
+/// What a sticky code's message adds.
+fn sticky_note(code: CUresult) -> &'static str {
+    if code.is_sticky() {
+        " (sticky: the context is unusable from now on; drop it and create a new context)"
+    } else {
+        ""
+    }
 }
 
 impl CudaError {
-    /// The driver's code, if this is a driver failure.
+    /// The driver's code, if this is a driver failure (or a context refused for one).
     pub fn code(&self) -> Option<CUresult> {
         match self {
-            Self::Driver(code) => Some(*code),
+            Self::Driver(code) | Self::ContextPoisoned { code } => Some(*code),
             _ => None,
         }
     }
@@ -249,6 +268,7 @@ pub fn check(code: CUresult) -> Result<(), CudaError> {
     if code == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
+        crate::context::note_failure(code);
         Err(CudaError::Driver(code))
     }
 }
