@@ -65,6 +65,9 @@ enum Outcome {
     /// A destructor of something no context owns (a context, a primary retain, a
     /// library): the driver kept it; the test reclaims it with a softcuda reset.
     Refused,
+    /// Returns the typed error of a release the driver refused (the join of a fork:
+    /// `cuEventDestroy`); the context's end reclaims the object.
+    ErrorHeld,
     /// Returns the typed error, and the driver kept what was to be released (a
     /// stream-ordered free: the memory stays in its pool, which no context owns).
     ErrorRefused,
@@ -2359,6 +2362,7 @@ fn rows() -> Vec<Row> {
             "Capturing::fork (join)",
             "cuEventDestroy",
             CUDA_ERROR_INVALID_HANDLE,
+            ErrorHeld,
             |cur, arm| {
                 let (mut s, mut side) = (stream(cur)?, stream(cur)?);
                 unit(
@@ -2485,6 +2489,10 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
         eprintln!("case: {} / {} / {:?}", row.entry, row.func, code);
     }
     let mut log = Vec::new();
+    let mut held = softcuda::control::Counts {
+        contexts: 1,
+        ..Default::default()
+    };
     let result = catch_unwind(AssertUnwindSafe(|| match row.run {
         Run::Ctx(f) => {
             let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
@@ -2492,6 +2500,9 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
             log = softcuda::control::call_log();
             softcuda::control::clear_faults();
             softcuda::control::log_calls(false);
+            // Everything the case made is dropped: only the context is left — unless
+            // the driver refused a release, which the context's end reclaims.
+            held = softcuda::control::live_counts();
             drop(ctx);
             r
         }
@@ -2513,19 +2524,38 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
                     .push(format!("{case}: never reached {func} (calls: {log:?})"));
             }
             match (row.outcome, r) {
-                (Outcome::Error | Outcome::ErrorRefused | Outcome::AbortsUnlessSticky, Err(e))
-                    if carries(&e, code) => {}
-                (Outcome::Error | Outcome::ErrorRefused | Outcome::AbortsUnlessSticky, other) => {
-                    t.failures.push(format!(
-                        "{case}: expected a typed error carrying the code, got {other:?}"
-                    ))
-                }
+                (
+                    Outcome::Error
+                    | Outcome::ErrorHeld
+                    | Outcome::ErrorRefused
+                    | Outcome::AbortsUnlessSticky,
+                    Err(e),
+                ) if carries(&e, code) => {}
+                (
+                    Outcome::Error
+                    | Outcome::ErrorHeld
+                    | Outcome::ErrorRefused
+                    | Outcome::AbortsUnlessSticky,
+                    other,
+                ) => t.failures.push(format!(
+                    "{case}: expected a typed error carrying the code, got {other:?}"
+                )),
                 (_, Ok(())) => {}
                 (_, Err(e)) => t
                     .failures
                     .push(format!("{case}: a destructor row returned {e:?}")),
             }
         }
+    }
+    let only_the_context = softcuda::control::Counts {
+        contexts: 1,
+        ..Default::default()
+    };
+    if held != only_the_context && row.outcome == Outcome::Error {
+        t.leaks += 1;
+        t.failures.push(format!(
+            "{case}: held {held:?} until its context was destroyed"
+        ));
     }
     if !no_live_objects() {
         let counts = softcuda::control::live_counts();
