@@ -2392,6 +2392,38 @@ fn rows() -> Vec<Row> {
                 Ok(())
             }
         ),
+        ctx!(
+            "Stream::capture_with",
+            "cuStreamBeginCapture",
+            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+            |cur, arm| {
+                let (mut s, mut side) = (stream(cur)?, stream(cur)?);
+                arm();
+                unit(s.capture_with(CaptureMode::ThreadLocal, &mut [&mut side], |_, _| Ok(())))
+            }
+        ),
+        ctx!(
+            "Module::function_unchecked",
+            "cuModuleGetFunction",
+            CUDA_ERROR_NOT_FOUND,
+            |cur, arm| {
+                let m = slices(cur)?;
+                arm();
+                // SAFETY: as `add_fn`.
+                unit(unsafe { m.function_unchecked::<Add>("vector_add") })
+            }
+        ),
+        bare!(
+            "Library::kernel_unchecked",
+            "cuLibraryGetKernel",
+            CUDA_ERROR_NOT_FOUND,
+            |d, arm| {
+                let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default())?;
+                arm();
+                // SAFETY: as `add_fn`.
+                unit(unsafe { lib.kernel_unchecked::<Add>("vector_add") })
+            }
+        ),
     ]
 }
 
@@ -2623,13 +2655,60 @@ fn every_injected_fault_comes_back_typed_with_nothing_leaked() {
     );
 }
 
-/// Driver functions the safe layer calls that no row injects into, and why.
+/// Driver functions the safe layer calls through the table that no row injects
+/// into, and why. Empty: every one is injected. (`cuGetProcAddress`, which the
+/// loader calls through a raw pointer while it builds the table, is not a table
+/// call; load failures are tests/loader.rs's.)
 const NOT_INJECTED: &[(&str, &str)] = &[];
 
-/// The driver functions `src/` calls through the table (`.cuName(` after a table
-/// expression), by base name: everything but the generated `sys` and `table` code.
+/// What `src/` calls through the driver table (`.cuName(` after a table
+/// expression), everything but the generated `sys` and `table` code: the driver
+/// functions by base name, and the public functions that make such a call
+/// themselves (`pub fn name` enclosing the call; the private helpers they share are
+/// reached through the public ones, and their driver functions are counted).
+#[derive(Default)]
+struct Scan {
+    functions: BTreeSet<String>,
+    /// (file, pub fn) pairs.
+    entry_points: BTreeSet<(String, String)>,
+}
+
+/// The name of the last `fn` declared before `at`, and whether it is `pub`.
+fn enclosing_fn(text: &str, at: usize) -> Option<(bool, String)> {
+    let before = &text[..at];
+    let mut from = before.len();
+    while let Some(i) = before[..from].rfind("fn ") {
+        from = i;
+        // A declaration starts its line (after indentation and qualifiers).
+        let line_start = before[..i].rfind('\n').map_or(0, |n| n + 1);
+        let head = before[line_start..i].trim();
+        let qualifiers = [
+            "",
+            "pub",
+            "pub unsafe",
+            "unsafe",
+            "pub(crate)",
+            "pub(crate) unsafe",
+            "const",
+            "pub const",
+        ];
+        if qualifiers.contains(&head) {
+            let name: String = before[i + 3..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            return Some((head == "pub" || head == "pub unsafe", name));
+        }
+    }
+    None
+}
+
 fn called_from_src() -> BTreeSet<String> {
-    fn walk(dir: &Path, out: &mut BTreeSet<String>) {
+    scan_src().functions
+}
+
+fn scan_src() -> Scan {
+    fn walk(dir: &Path, out: &mut Scan) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
@@ -2650,12 +2729,16 @@ fn called_from_src() -> BTreeSet<String> {
                     .collect();
                 let starts_upper = name[2..].starts_with(|c: char| c.is_ascii_uppercase());
                 if starts_upper && rest[name.len()..].starts_with('(') {
-                    out.insert(base(&name).to_owned());
+                    out.functions.insert(base(&name).to_owned());
+                    if let Some((true, f)) = enclosing_fn(&text, i) {
+                        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+                        out.entry_points.insert((file, f));
+                    }
                 }
             }
         }
     }
-    let mut out = BTreeSet::new();
+    let mut out = Scan::default();
     walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
     out
 }
@@ -2679,8 +2762,30 @@ fn the_sweep_covers_every_driver_function_the_safe_layer_calls() {
         stale.is_empty(),
         "rows name functions src/ never calls: {stale:?}"
     );
+    // Every public function that calls the driver itself has a row (by method name:
+    // `Type::name`, optionally followed by a note).
+    let rows = rows();
+    let methods: BTreeSet<&str> = rows
+        .iter()
+        .filter_map(|r| r.entry.split("::").nth(1))
+        .map(|m| m.split(' ').next().unwrap_or(m))
+        .collect();
+    let entry_points = scan_src().entry_points;
+    assert!(
+        entry_points.len() > 80,
+        "the scan found only {entry_points:?}"
+    );
+    let unswept: Vec<_> = entry_points
+        .iter()
+        .filter(|(_, f)| !methods.contains(f.as_str()))
+        .collect();
+    assert!(
+        unswept.is_empty(),
+        "public functions that call the driver with no sweep row: {unswept:?}"
+    );
     println!(
-        "reliability: coverage driver_functions_called={} swept={} allow_listed={}",
+        "reliability: coverage pub_fns_calling_the_driver={} driver_functions_called={} swept={} allow_listed={}",
+        entry_points.len(),
         called.len(),
         swept.len(),
         allowed.len()
