@@ -123,10 +123,10 @@ impl Unbind<'_> {
     /// Marks the handle with a sticky error this binding saw, and gives the enclosing
     /// binding its record back.
     fn settle(&self) {
-        if let Some(code) = STICKY.with(|s| s.replace(self.outer)) {
-            if self.poisoned.get().is_none() {
-                self.poisoned.set(Some(code));
-            }
+        if let Some(code) = STICKY.with(|s| s.replace(self.outer))
+            && self.poisoned.get().is_none()
+        {
+            self.poisoned.set(Some(code));
         }
     }
 

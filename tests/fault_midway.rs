@@ -232,8 +232,8 @@ fn linker_created_but_adding_or_completing_fails() {
         softcuda::control::inject_fault("cuLinkAddData", 2, REFUSED.0 as _);
         refused(|| -> Result<(), CudaError> {
             let mut l = cur.linker(&JitOptions::default())?;
-            l.add(a.clone())?;
-            l.add(b.clone())?;
+            l.add(a)?;
+            l.add(b)?;
             Ok(())
         });
         only_the_context(Counts::default());
@@ -241,8 +241,8 @@ fn linker_created_but_adding_or_completing_fails() {
         fail_next("cuModuleLoadDataEx");
         refused(|| -> Result<(), CudaError> {
             let mut l = cur.linker(&JitOptions::default())?;
-            l.add(a.clone())?;
-            l.add(b.clone())?;
+            l.add(a)?;
+            l.add(b)?;
             l.complete()?;
             Ok(())
         });
