@@ -2521,6 +2521,7 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
         eprintln!("case: {} / {} / {:?}", row.entry, row.func, code);
     }
     let mut log = Vec::new();
+    let mut marked = None;
     let mut held = softcuda::control::Counts {
         contexts: 1,
         ..Default::default()
@@ -2535,6 +2536,7 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
             // Everything the case made is dropped: only the context is left — unless
             // the driver refused a release, which the context's end reclaims.
             held = softcuda::control::live_counts();
+            marked = Some(ctx.sticky_error());
             drop(ctx);
             r
         }
@@ -2577,6 +2579,18 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
                     .failures
                     .push(format!("{case}: a destructor row returned {e:?}")),
             }
+        }
+    }
+    // A sticky code the entry point returned marks the bound context's handle; no
+    // other code does.
+    if let Some(marked) = marked
+        && row.outcome != Outcome::Swallowed
+    {
+        let expected = code.is_sticky().then_some(code);
+        if marked != expected {
+            t.failures.push(format!(
+                "{case}: the context's sticky mark is {marked:?}, expected {expected:?}"
+            ));
         }
     }
     let only_the_context = softcuda::control::Counts {

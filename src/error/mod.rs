@@ -262,14 +262,21 @@ impl CudaError {
     }
 }
 
+/// The error for a failure code the driver returned (not `CUDA_SUCCESS`): notes a
+/// sticky one for the binding in progress ([`crate::context`]'s docs). Every code
+/// that comes from the driver becomes an error through here or [`check`].
+pub(crate) fn driver_error(code: CUresult) -> CudaError {
+    crate::context::note_failure(code);
+    CudaError::Driver(code)
+}
+
 /// `Ok(())` for `CUDA_SUCCESS`, the typed error otherwise.
 #[inline]
 pub fn check(code: CUresult) -> Result<(), CudaError> {
     if code == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        crate::context::note_failure(code);
-        Err(CudaError::Driver(code))
+        Err(driver_error(code))
     }
 }
 
