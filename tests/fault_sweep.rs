@@ -189,7 +189,11 @@ impl Blackwell {
 
 impl Drop for Blackwell {
     fn drop(&mut self) {
-        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
+        if softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).is_err() {
+            // A context outlived the case (its destruction was refused): reclaim it.
+            reclaim();
+            softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
+        }
     }
 }
 
@@ -2486,7 +2490,7 @@ const CHILD: &str = "OXICUDA_FAULT_SWEEP_CASE";
 
 /// Runs the case in a child process (this test, with `CHILD` naming the case) and
 /// checks that it died of `SIGABRT`.
-fn run_aborting_case(row: &Row, index: usize, code: CUresult, t: &mut Tally) {
+fn run_aborting_case(row: &Row, index: usize, code: CUresult, nth: u64, t: &mut Tally) {
     use std::os::unix::process::ExitStatusExt;
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
@@ -2495,14 +2499,14 @@ fn run_aborting_case(row: &Row, index: usize, code: CUresult, t: &mut Tally) {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env(CHILD, format!("{index}:{}", code.0))
+        .env(CHILD, format!("{index}:{}:{nth}", code.0))
         .output()
         .unwrap();
     t.faults += 1;
     t.aborts += 1;
     if out.status.signal() != Some(6) {
         t.failures.push(format!(
-            "{} / {} / {code:?}: expected the child to abort, got {:?}: {}",
+            "{} / {} / {code:?} (call {nth}): expected the child to abort, got {:?}: {}",
             row.entry,
             row.func,
             out.status,
@@ -2511,14 +2515,48 @@ fn run_aborting_case(row: &Row, index: usize, code: CUresult, t: &mut Tally) {
     }
 }
 
-fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
+/// Runs the case with no fault: it must succeed. Returns the driver functions it
+/// called from `arm()` on, in order.
+fn dry_run(d: &'static Driver, row: &Row, t: &mut Tally) -> Vec<String> {
+    let arm = || softcuda::control::log_calls(true);
+    let r = catch_unwind(AssertUnwindSafe(|| match row.run {
+        Run::Ctx(f) => {
+            let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+            let r = ctx.bind(|cur| f(cur, &arm)).and_then(|r| r);
+            drop(ctx);
+            r
+        }
+        Run::Bare(f) => f(d, &arm),
+    }));
+    let log = softcuda::control::call_log();
+    softcuda::control::log_calls(false);
+    if !matches!(r, Ok(Ok(()))) {
+        t.failures.push(format!(
+            "{} / {}: without a fault the case fails: {r:?}",
+            row.entry, row.func
+        ));
+    }
+    if !no_live_objects() {
+        t.failures.push(format!(
+            "{} / {}: without a fault the case leaks",
+            row.entry, row.func
+        ));
+        reclaim();
+    }
+    log
+}
+
+fn run_case(d: &'static Driver, row: &Row, code: CUresult, nth: u64, t: &mut Tally) {
     let func = row.func;
     let arm = move || {
         softcuda::control::log_calls(true);
-        softcuda::control::inject_fault(func, 1, code.0 as _);
+        softcuda::control::inject_fault(func, nth, code.0 as _);
     };
     if std::env::var_os("SWEEP_TRACE").is_some() {
-        eprintln!("case: {} / {} / {:?}", row.entry, row.func, code);
+        eprintln!(
+            "case: {} / {} / {:?} / call {nth}",
+            row.entry, row.func, code
+        );
     }
     let mut log = Vec::new();
     let mut marked = None;
@@ -2549,7 +2587,7 @@ fn run_case(d: &'static Driver, row: &Row, code: CUresult, t: &mut Tally) {
     softcuda::control::clear_faults();
     softcuda::control::log_calls(false);
     t.faults += 1;
-    let case = format!("{} / {} / {:?}", row.entry, row.func, code);
+    let case = format!("{} / {} / {:?} / call {nth}", row.entry, row.func, code);
     match result {
         Err(_) => t.failures.push(format!("{case}: panicked")),
         Ok(r) => {
@@ -2635,19 +2673,30 @@ fn every_injected_fault_comes_back_typed_with_nothing_leaked() {
     if let Some(case) = std::env::var_os(CHILD) {
         // A child of `run_aborting_case`: run that one case (it should abort).
         let case = case.into_string().unwrap();
-        let (index, code) = case.split_once(':').unwrap();
-        let code = CUresult(code.parse().unwrap());
-        run_case(d, &rows[index.parse::<usize>().unwrap()], code, &mut t);
+        let mut parts = case.split(':').map(|p| p.parse::<u64>().unwrap());
+        let (index, code, nth) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
+        run_case(d, &rows[index as usize], CUresult(code as _), nth, &mut t);
         return;
     }
     for (index, row) in rows.iter().enumerate() {
         t.entry_points.insert(row.entry);
         t.functions.insert(base(row.func));
-        for code in std::iter::once(row.documented).chain(common_codes()) {
+        // Every code at the first call; the documented one at each later call too.
+        let log = dry_run(d, row, &mut t);
+        let calls = log.iter().filter(|c| *c == row.func).count() as u64;
+        let cases = std::iter::once(row.documented)
+            .chain(common_codes())
+            .map(|code| (code, 1))
+            .chain((2..=calls).map(|nth| (row.documented, nth)));
+        for (code, nth) in cases {
             if row.outcome == Outcome::AbortsUnlessSticky && !code.is_sticky() {
-                run_aborting_case(row, index, code, &mut t);
+                run_aborting_case(row, index, code, nth, &mut t);
             } else {
-                run_case(d, row, code, &mut t);
+                run_case(d, row, code, nth, &mut t);
             }
         }
     }
@@ -2803,5 +2852,116 @@ fn the_sweep_covers_every_driver_function_the_safe_layer_calls() {
         called.len(),
         swept.len(),
         allowed.len()
+    );
+}
+
+/// Releases whose refusal leaves behind something no context owns (see
+/// `Outcome::Refused`): the exhaustive pass reclaims it with a softcuda reset.
+const RELEASES: &[&str] = &[
+    "cuCtxDestroy",
+    "cuDevicePrimaryCtxRelease",
+    "cuLibraryUnload",
+    "cuLinkDestroy",
+    "cuMemPoolDestroy",
+    "cuGraphDestroy",
+    "cuGraphExecDestroy",
+    "cuMemFreeAsync",
+];
+
+/// Every driver call a case makes from `arm()` on — the entry point's, and those of
+/// the drops that end the case — made to fail in turn (code 12345, which nothing
+/// treats specially). Weaker than the sweep, since a failing call may be a
+/// destructor's: no panic; a result that is `Ok` or carries the code; nothing left
+/// once the context is destroyed (bar a refused release, reclaimed). The wait that
+/// ends an async scope is left out: its failure aborts (the sweep checks that).
+///
+/// A refused `cuCtxPopCurrent` at a binding's end leaves that context on the
+/// thread's stack: the binding returns the error; a created context's destruction
+/// takes it off, a primary context stays current (the next root binding on the
+/// thread is then refused, `ContextAlreadyBound`), and an enclosing binding finds
+/// it on top when it ends — it pops both and reports `ContextMismatch`. Those are
+/// accepted here for that function only (and the stack reclaimed).
+#[test]
+fn every_call_of_every_case_can_fail() {
+    let (d, _g) = driver();
+    let code = CUresult(12345);
+    let mut t = Tally::default();
+    let mut pairs = BTreeSet::new();
+    for row in rows() {
+        let log = dry_run(d, &row, &mut t);
+        let mut seen: std::collections::BTreeMap<&str, u64> = Default::default();
+        for func in &log {
+            let nth = {
+                let n = seen.entry(func.as_str()).or_default();
+                *n += 1;
+                *n
+            };
+            let scope = row.entry.contains("scope") || row.entry.starts_with("AsyncScope");
+            if scope && func == "cuStreamSynchronize" {
+                continue;
+            }
+            pairs.insert((row.entry, func.clone()));
+            let f = func.clone();
+            let arm = move || {
+                softcuda::control::log_calls(true);
+                softcuda::control::inject_fault(&f, nth, code.0 as _);
+            };
+            let result = catch_unwind(AssertUnwindSafe(|| match row.run {
+                Run::Ctx(f) => {
+                    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+                    let r = ctx.bind(|cur| f(cur, &arm)).and_then(|r| r);
+                    softcuda::control::clear_faults();
+                    drop(ctx);
+                    r
+                }
+                Run::Bare(f) => f(d, &arm),
+            }));
+            softcuda::control::clear_faults();
+            softcuda::control::log_calls(false);
+            t.faults += 1;
+            let case = format!("{} / {func} (call {nth})", row.entry);
+            let popping = func == "cuCtxPopCurrent";
+            match result {
+                Err(_) => t.failures.push(format!("{case}: panicked")),
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if carries(&e, code) => {}
+                Ok(Err(CudaError::ContextMismatch { .. })) if popping => {}
+                Ok(Err(e)) => t.failures.push(format!("{case}: returned {e:?}")),
+            }
+            let mut c: softcuda::types::CUcontext = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer.
+            unsafe { softcuda::api::context::cuCtxGetCurrent(&mut c) };
+            if !c.is_null() {
+                if !popping {
+                    t.failures.push(format!("{case}: left a context current"));
+                }
+                reclaim();
+            }
+            if !no_live_objects() {
+                if RELEASES.contains(&func.as_str()) || popping {
+                    t.refused += 1;
+                } else {
+                    t.leaks += 1;
+                    t.failures.push(format!(
+                        "{case}: left {:?}",
+                        softcuda::control::live_counts()
+                    ));
+                }
+                reclaim();
+            }
+        }
+    }
+    println!(
+        "reliability: exhaustive pairs={} faults={} leaks={} refused_releases={}",
+        pairs.len(),
+        t.faults,
+        t.leaks,
+        t.refused
+    );
+    assert!(
+        t.failures.is_empty(),
+        "{} failures:\n{}",
+        t.failures.len(),
+        t.failures.join("\n")
     );
 }
