@@ -484,6 +484,20 @@ mod tests {
     }
 
     #[test]
+    fn sticky_errors_say_the_context_is_unusable() {
+        let e = CudaError::Driver(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        assert!(e.to_string().contains("the context is unusable"), "{e}");
+        let p = CudaError::ContextPoisoned {
+            code: CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+        };
+        assert_eq!(p.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+        assert!(p.is_sticky());
+        assert!(p.to_string().contains("create a new context"), "{p}");
+        let oom = CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        assert!(!oom.to_string().contains("unusable"), "{oom}");
+    }
+
+    #[test]
     fn load_errors_list_every_path_tried() {
         let e = LoadError::LibraryNotFound {
             tried: vec![
