@@ -1,27 +1,39 @@
 //! The fault-injection sweep: every safe function of the crate that calls the
 //! driver, with each driver function it calls made to fail through softcuda's
-//! control surface (`softcuda::control::inject_fault`). For every row of the table
-//! (one safe entry point, one driver function it reaches) and every code injected —
-//! the error the driver documents for that call, `OUT_OF_MEMORY`, `ILLEGAL_ADDRESS`
-//! (sticky), `LAUNCH_FAILED` (sticky), `NOT_INITIALIZED` and an unknown code (12345)
-//! — the test asserts:
+//! control surface (`softcuda::control::inject_fault`). Each row of the table names
+//! one safe entry point and one driver function it reaches; its case sets up what
+//! it needs and calls the entry point. First the case runs without a fault and must
+//! succeed with nothing left behind (so an injected failure is the only cause of
+//! what follows). Then, for every code injected at the function's first call — the
+//! error the driver documents for that call, `OUT_OF_MEMORY`, `ILLEGAL_ADDRESS`
+//! (sticky), `LAUNCH_FAILED` (sticky), `NOT_INITIALIZED` and an unknown code
+//! (12345) — and for the documented code at each later call, the test asserts:
 //!
 //! - the call reached the driver function (softcuda's call log says so), so the row
 //!   tests what it names;
 //! - the entry point returned a typed error carrying the code (`CudaError::Driver`,
-//!   or the documented wrapper: `JitFailed { source }`), or — for a destructor, which
-//!   cannot return an error — returned at all;
-//! - nothing unwound (each case runs under `catch_unwind`);
-//! - once everything is dropped, softcuda has no live object left. A destructor
-//!   the driver refuses leaves its object behind, which the crate cannot help: for
-//!   an object a context owns, destroying the context reclaims it (checked); for a
-//!   context, a primary-context retain or a library, the row is marked `Refused` and
-//!   the test reclaims it with `softcuda::control::reset`.
+//!   or the documented wrapper: `JitFailed { source }`, `GraphUpdate`), or — for a
+//!   destructor, which cannot return an error — returned at all;
+//! - nothing unwound (each case runs under `catch_unwind`); the one documented
+//!   abort (a failed wait at the end of an async scope) is checked in a child
+//!   process;
+//! - a sticky code marked the bound context's handle (`Context::sticky_error`), and
+//!   no other code did;
+//! - the case released what it made before its context was destroyed, and once
+//!   everything is dropped softcuda has no live object left. A release the driver
+//!   refuses leaves its object behind, which the crate cannot help: for an object a
+//!   context owns, destroying the context reclaims it (checked); for a context, a
+//!   primary-context retain, a library, a pool, a graph, a link state or pool
+//!   memory, the row says `Refused` and the test reclaims it with
+//!   `softcuda::control::reset`.
 //!
-//! A second test scans `src/` for the driver functions the safe layer calls and
-//! fails naming any that no row injects into (an allow-list says why a few cannot
-//! be). The sweep prints one line for `docs/reliability.md`:
-//! `reliability: sweep entry_points=N driver_functions=M faults=K leaks=0`.
+//! A second test scans `src/` for the driver functions the safe layer calls, and
+//! the public functions that call one themselves, and fails naming any that no row
+//! covers (an allow-list would say why one cannot be; it is empty). A third,
+//! weaker pass makes every call each case makes fail in turn (the entry point's and
+//! those of the drops that end the case). The tests print lines for
+//! `docs/reliability.md`, e.g.
+//! `reliability: sweep entry_points=N driver_functions=M faults=K leaks=0 ...`.
 //!
 //! softcuda only: the GPU suite has no fault injection.
 #![cfg(not(feature = "gpu-tests"))]
