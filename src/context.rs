@@ -31,7 +31,8 @@
 //!
 //! Sticky errors: a failure the driver documents as leaving the context unusable
 //! ([`CUresult::is_sticky`]: an illegal address, a launch failure, ...) marks the
-//! handle of the context bound when it was reported: [`Context::sticky_error`] (and
+//! handle of the context bound when it was reported (or whose binding's push
+//! answered with it): [`Context::sticky_error`] (and
 //! [`PrimaryContext::sticky_error`], [`CurrentContext::sticky_error`]) then name it,
 //! and binding the handle again — root or nested — is refused at once with
 //! [`CudaError::ContextPoisoned`], whose message says to drop it and make a new
@@ -200,7 +201,13 @@ fn bind_raw<R>(
     }
     // SAFETY: `raw` is a live context of `driver` (its owner is borrowed for the
     // binding; the callers check it belongs to `driver`).
-    check(unsafe { driver.table().cuCtxPushCurrent()?(raw) })?;
+    if let Err(e) = check(unsafe { driver.table().cuCtxPushCurrent()?(raw) }) {
+        // A sticky answer to the push itself: this context is unusable too.
+        if e.is_sticky() {
+            poisoned.set(e.code());
+        }
+        return Err(e);
+    }
     if root {
         ROOT_BOUND.with(|b| b.set(true));
     }

@@ -302,6 +302,14 @@ fn an_injected_sticky_code_marks_the_context_too() {
     softcuda::control::clear_faults();
     assert_eq!(r, Err(CudaError::Driver(ILLEGAL)));
     assert_eq!(ctx.sticky_error(), Some(ILLEGAL));
+    // A sticky answer to the binding's push marks the handle being bound.
+    let ctx3 = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    softcuda::control::inject_fault("cuCtxPushCurrent", 1, ILLEGAL.0 as _);
+    let r = ctx3.bind(|_| ());
+    softcuda::control::clear_faults();
+    assert_eq!(r, Err(CudaError::Driver(ILLEGAL)));
+    assert_eq!(ctx3.sticky_error(), Some(ILLEGAL));
+    drop(ctx3);
     // A non-sticky failure does not.
     let ctx2 = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let r = ctx2
