@@ -29,6 +29,19 @@
 //!   ([`CudaError::ForeignDriver`]), and no binding is made inside a host callback
 //!   ([`CudaError::InHostCallback`]).
 //!
+//! Sticky errors: a failure the driver documents as leaving the context unusable
+//! ([`CUresult::is_sticky`]: an illegal address, a launch failure, ...) marks the
+//! handle of the context bound when it was reported (or whose binding's push
+//! answered with it): [`Context::sticky_error`] (and
+//! [`PrimaryContext::sticky_error`], [`CurrentContext::sticky_error`]) then name it,
+//! and binding the handle again — root or nested — is refused at once with
+//! [`CudaError::ContextPoisoned`], whose message says to drop it and make a new
+//! context. Dropping the handle still destroys (releases) the context. Only the
+//! handle bound when the error came back is marked: the driver itself reports the
+//! error to the other users of the context (on NVIDIA's driver an illegal address
+//! leaves the whole process unable to use CUDA; softcuda confines it to the context).
+//! [`PrimaryContext::reset`] clears its handle's mark.
+//!
 //! Mixing with other CUDA libraries on one thread: inside a binding, other code
 //! must leave the context stack as it found it (push and pop in pairs; no
 //! `cuCtxSetCurrent`, `cudaSetDevice` or `bind_to_thread` without restoring).
@@ -36,7 +49,7 @@
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::sys::{CUcontext, CUctx_flags, CUdevice, CUfunc_cache, CUlimit};
+use crate::sys::{CUcontext, CUctx_flags, CUdevice, CUfunc_cache, CUlimit, CUresult};
 use core::cell::Cell;
 use core::ffi::{c_int, c_uint};
 use core::marker::PhantomData;
@@ -45,6 +58,21 @@ thread_local! {
     /// Whether a root binding of this copy of the crate is active on this thread
     /// (whatever its driver: two drivers' tokens never coexist on one thread).
     static ROOT_BOUND: Cell<bool> = const { Cell::new(false) };
+    /// The first sticky error reported on this thread during the innermost binding
+    /// in progress (saved and restored around nested bindings).
+    static STICKY: Cell<Option<CUresult>> = const { Cell::new(None) };
+}
+
+/// Notes a failure the driver reported on this thread ([`check`] calls it): a sticky
+/// one marks the context of the binding in progress when that binding ends.
+pub(crate) fn note_failure(code: CUresult) {
+    if code.is_sticky() {
+        STICKY.with(|s| {
+            if s.get().is_none() {
+                s.set(Some(code));
+            }
+        });
+    }
 }
 
 /// The proof that a context is current on this thread, for the binding's lifetime
@@ -83,13 +111,26 @@ fn mismatch(expected: CUcontext, found: CUcontext) -> CudaError {
 
 /// Ends a binding: pops its context, also on unwind, and checks that the context
 /// popped was the binding's.
-struct Unbind {
+struct Unbind<'p> {
     driver: &'static Driver,
     raw: CUcontext,
     root: bool,
+    /// The bound handle's sticky-error mark, and the enclosing binding's record.
+    poisoned: &'p Cell<Option<CUresult>>,
+    outer: Option<CUresult>,
 }
 
-impl Unbind {
+impl Unbind<'_> {
+    /// Marks the handle with a sticky error this binding saw, and gives the enclosing
+    /// binding its record back.
+    fn settle(&self) {
+        if let Some(code) = STICKY.with(|s| s.replace(self.outer))
+            && self.poisoned.get().is_none()
+        {
+            self.poisoned.set(Some(code));
+        }
+    }
+
     /// Pops the binding's context. If code outside this crate changed the driver's
     /// stack during the binding (replaced or pushed over the binding's context), the
     /// stack is restored as far as it can be — down to what was current before the
@@ -114,6 +155,7 @@ impl Unbind {
     /// Ends the binding on the normal path, reporting a failure to pop cleanly.
     fn end(self) -> Result<(), CudaError> {
         let r = self.pop();
+        self.settle();
         self.release_root();
         core::mem::forget(self);
         r
@@ -126,12 +168,13 @@ impl Unbind {
     }
 }
 
-impl Drop for Unbind {
+impl Drop for Unbind<'_> {
     // Only on unwind: `end` forgets the guard.
     fn drop(&mut self) {
         if let Err(e) = self.pop() {
             tracing::error!(%e, "a binding could not be ended cleanly while unwinding");
         }
+        self.settle();
         self.release_root();
     }
 }
@@ -140,9 +183,13 @@ fn bind_raw<R>(
     driver: &'static Driver,
     raw: CUcontext,
     root: bool,
+    poisoned: &Cell<Option<CUresult>>,
     f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
 ) -> Result<R, CudaError> {
     refuse_in_host_callback()?;
+    if let Some(code) = poisoned.get() {
+        return Err(CudaError::ContextPoisoned { code });
+    }
     if root {
         // This crate's root binding of any driver, or a context current in the
         // driver's own per-thread stack — left by another copy of this crate, the
@@ -154,11 +201,23 @@ fn bind_raw<R>(
     }
     // SAFETY: `raw` is a live context of `driver` (its owner is borrowed for the
     // binding; the callers check it belongs to `driver`).
-    check(unsafe { driver.table().cuCtxPushCurrent()?(raw) })?;
+    if let Err(e) = check(unsafe { driver.table().cuCtxPushCurrent()?(raw) }) {
+        // A sticky answer to the push itself: this context is unusable too.
+        if e.is_sticky() {
+            poisoned.set(e.code());
+        }
+        return Err(e);
+    }
     if root {
         ROOT_BOUND.with(|b| b.set(true));
     }
-    let unbind = Unbind { driver, raw, root };
+    let unbind = Unbind {
+        driver,
+        raw,
+        root,
+        poisoned,
+        outer: STICKY.with(|s| s.replace(None)),
+    };
     let mut token = CurrentContext {
         driver,
         raw,
@@ -195,6 +254,8 @@ fn refuse_in_host_callback() -> Result<(), CudaError> {
 pub struct Context {
     driver: &'static Driver,
     raw: CUcontext,
+    /// The sticky error a binding of this handle saw (see the module docs).
+    poisoned: Cell<Option<CUresult>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -214,6 +275,7 @@ impl Context {
         let ctx = Context {
             driver,
             raw,
+            poisoned: Cell::new(None),
             _not_sync: PhantomData,
         };
         // cuCtxCreate made it current: restore the previous context.
@@ -232,6 +294,7 @@ impl Context {
         Context {
             driver,
             raw,
+            poisoned: Cell::new(None),
             _not_sync: PhantomData,
         }
     }
@@ -248,7 +311,13 @@ impl Context {
         &self,
         f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
     ) -> Result<R, CudaError> {
-        bind_raw(self.driver, self.raw, true, f)
+        bind_raw(self.driver, self.raw, true, &self.poisoned, f)
+    }
+
+    /// The sticky error a binding of this context reported, if any: the context is
+    /// then unusable, and binding it is refused ([`CudaError::ContextPoisoned`]).
+    pub fn sticky_error(&self) -> Option<CUresult> {
+        self.poisoned.get()
     }
 }
 
@@ -290,6 +359,8 @@ pub struct PrimaryState {
 pub struct PrimaryContext {
     device: Device,
     raw: CUcontext,
+    /// The sticky error a binding of this handle saw (see the module docs).
+    poisoned: Cell<Option<CUresult>>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -308,6 +379,7 @@ impl PrimaryContext {
         Ok(PrimaryContext {
             device: *device,
             raw,
+            poisoned: Cell::new(None),
             _not_sync: PhantomData,
         })
     }
@@ -328,7 +400,13 @@ impl PrimaryContext {
         &self,
         f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
     ) -> Result<R, CudaError> {
-        bind_raw(self.device.driver(), self.raw, true, f)
+        bind_raw(self.device.driver(), self.raw, true, &self.poisoned, f)
+    }
+
+    /// The sticky error a binding of this handle reported, if any (see
+    /// [`Context::sticky_error`]); [`reset`](Self::reset) clears it.
+    pub fn sticky_error(&self) -> Option<CUresult> {
+        self.poisoned.get()
     }
 
     /// Flags and whether it is active.
@@ -376,7 +454,12 @@ impl PrimaryContext {
     /// with it.
     pub unsafe fn reset(&mut self) -> Result<(), CudaError> {
         // SAFETY: a plain value; the caller promises nothing uses the context.
-        check(unsafe { self.device.driver().table().cuDevicePrimaryCtxReset()?(self.device.raw()) })
+        check(unsafe {
+            self.device.driver().table().cuDevicePrimaryCtxReset()?(self.device.raw())
+        })?;
+        // A fresh primary context: the sticky error went with the old one.
+        self.poisoned.set(None);
+        Ok(())
     }
 }
 
@@ -412,6 +495,13 @@ impl<'ctx> CurrentContext<'ctx> {
         self.driver
     }
 
+    /// The first sticky error reported on this thread during this binding, if any:
+    /// the context is unusable from then on (every later call fails), and its handle
+    /// is marked when the binding ends (see the module docs).
+    pub fn sticky_error(&self) -> Option<CUresult> {
+        STICKY.with(Cell::get)
+    }
+
     /// Checks that the driver still has this token's context current on this thread:
     /// code outside the crate (another copy of it, the CUDA runtime, another binding
     /// library) may have changed the per-thread stack during the binding.
@@ -435,7 +525,7 @@ impl<'ctx> CurrentContext<'ctx> {
         f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R,
     ) -> Result<R, CudaError> {
         same_driver(self.driver, ctx.driver)?;
-        bind_raw(self.driver, ctx.raw, false, f)
+        bind_raw(self.driver, ctx.raw, false, &ctx.poisoned, f)
     }
 
     /// [`push`](Self::push) for a primary context.
@@ -445,7 +535,7 @@ impl<'ctx> CurrentContext<'ctx> {
         f: impl for<'inner> FnOnce(&mut CurrentContext<'inner>) -> R,
     ) -> Result<R, CudaError> {
         same_driver(self.driver, ctx.device.driver())?;
-        bind_raw(self.driver, ctx.raw, false, f)
+        bind_raw(self.driver, ctx.raw, false, &ctx.poisoned, f)
     }
 
     /// Lets this context access `peer`'s memory ([`CudaError::ForeignDriver`] if

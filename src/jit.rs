@@ -279,8 +279,9 @@ impl JitCall {
     pub(crate) fn failure(&self, r: crate::sys::CUresult) -> crate::CudaError {
         let log = JitLog::parse(&Self::read(&self.error));
         if log.diagnostics.is_empty() {
-            crate::CudaError::Driver(r)
+            crate::error::driver_error(r)
         } else {
+            crate::context::note_failure(r);
             crate::CudaError::JitFailed { log, source: r }
         }
     }

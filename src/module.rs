@@ -332,7 +332,7 @@ pub(crate) fn collect_params(
         match info(i, &mut offset, &mut size) {
             CUresult::CUDA_SUCCESS => out.push((offset, size)),
             CUresult::CUDA_ERROR_INVALID_VALUE => break,
-            e => return Err(CudaError::Driver(e)),
+            e => return Err(crate::error::driver_error(e)),
         }
     }
     if out.len() == MAX_PARAMS {

@@ -31,7 +31,7 @@ pub(crate) fn done(r: CUresult) -> Result<bool, CudaError> {
     match r {
         CUresult::CUDA_SUCCESS => Ok(true),
         CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-        e => Err(CudaError::Driver(e)),
+        e => Err(crate::error::driver_error(e)),
     }
 }
 

@@ -20,8 +20,9 @@ use core::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CudaError {
-    /// The driver returned this code.
-    #[error("{0}")]
+    /// The driver returned this code. A sticky code's message says the context is
+    /// unusable.
+    #[error("{code}{note}", code = .0, note = sticky_note(*.0))]
     Driver(CUresult),
     /// The loaded driver does not provide this function at the ABI the crate binds.
     #[error(
@@ -222,13 +223,31 @@ pub enum CudaError {
         /// Resident blocks per multiprocessor × multiprocessors.
         max: u64,
     },
+    /// The context was not bound: a binding of this handle reported a sticky error
+    /// (`code`), which leaves the context unusable ([`crate::context`]'s docs).
+    #[error(
+        "the context is unusable: a binding of it reported {code}; drop it and create a new context"
+    )]
+    ContextPoisoned {
+        /// The sticky error.
+        code: CUresult,
+    },
+}
+
+/// What a sticky code's message adds.
+fn sticky_note(code: CUresult) -> &'static str {
+    if code.is_sticky() {
+        " (sticky: the context is unusable from now on; drop it and create a new context)"
+    } else {
+        ""
+    }
 }
 
 impl CudaError {
-    /// The driver's code, if this is a driver failure.
+    /// The driver's code, if this is a driver failure (or a context refused for one).
     pub fn code(&self) -> Option<CUresult> {
         match self {
-            Self::Driver(code) => Some(*code),
+            Self::Driver(code) | Self::ContextPoisoned { code } => Some(*code),
             _ => None,
         }
     }
@@ -244,13 +263,21 @@ impl CudaError {
     }
 }
 
+/// The error for a failure code the driver returned (not `CUDA_SUCCESS`): notes a
+/// sticky one for the binding in progress ([`crate::context`]'s docs). Every code
+/// that comes from the driver becomes an error through here or [`check`].
+pub(crate) fn driver_error(code: CUresult) -> CudaError {
+    crate::context::note_failure(code);
+    CudaError::Driver(code)
+}
+
 /// `Ok(())` for `CUDA_SUCCESS`, the typed error otherwise.
 #[inline]
 pub fn check(code: CUresult) -> Result<(), CudaError> {
     if code == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(CudaError::Driver(code))
+        Err(driver_error(code))
     }
 }
 
@@ -455,6 +482,20 @@ mod tests {
         for (name, code) in CUresult::KNOWN {
             assert!(!(code.is_sticky() && code.is_usage_error()), "{name}");
         }
+    }
+
+    #[test]
+    fn sticky_errors_say_the_context_is_unusable() {
+        let e = CudaError::Driver(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        assert!(e.to_string().contains("the context is unusable"), "{e}");
+        let p = CudaError::ContextPoisoned {
+            code: CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+        };
+        assert_eq!(p.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+        assert!(p.is_sticky());
+        assert!(p.to_string().contains("create a new context"), "{p}");
+        let oom = CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        assert!(!oom.to_string().contains("unusable"), "{oom}");
     }
 
     #[test]
