@@ -54,7 +54,7 @@ use oxicuda_driver::sys::{
     CUmemhostalloc_flags, CUmemhostregister_flags, CUresult, CUstream_flags,
     CUtensorMapDataType as Dt,
 };
-use oxicuda_driver::tensor_map::TensorMap;
+use oxicuda_driver::tensor_map::{TensorKind, TensorLayout, TensorMap};
 use oxicuda_driver::{Context, CudaError, CurrentContext, Driver, DriverOptions, PrimaryContext};
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -184,6 +184,35 @@ const DIMS: [u64; 3] = [64, 8, 4];
 const STRIDES: [u64; 2] = [256, 2048];
 const BOXES: [u32; 3] = [16, 4, 2];
 const ES: [u32; 3] = [1, 1, 1];
+
+/// The tensor-map layouts the sweep encodes.
+struct SweepTiled;
+impl TensorLayout for SweepTiled {
+    const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const KIND: TensorKind = TensorKind::Tiled { box_dims: &BOXES };
+    const ELEMENT_STRIDES: &'static [u32] = &ES;
+}
+struct SweepIm2col;
+impl TensorLayout for SweepIm2col {
+    const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const KIND: TensorKind = TensorKind::Im2col {
+        channels_per_pixel: 16,
+        pixels_per_column: 4,
+    };
+    const ELEMENT_STRIDES: &'static [u32] = &ES;
+}
+struct SweepIm2colWide;
+impl TensorLayout for SweepIm2colWide {
+    const DATA_TYPE: Dt = Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const KIND: TensorKind = TensorKind::Im2colWide {
+        channels_per_pixel: 32,
+        pixels_per_column: 64,
+        mode: oxicuda_driver::sys::CUtensorMapIm2ColWideMode::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
+    };
+    const ELEMENT_STRIDES: &'static [u32] = &ES;
+    const SWIZZLE: oxicuda_driver::sys::CUtensorMapSwizzle =
+        oxicuda_driver::sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B;
+}
 
 /// softcuda configured with a compute capability 10.0 device 0 while alive; the
 /// default devices again when dropped (after every context is gone).
@@ -1745,17 +1774,7 @@ fn rows() -> Vec<Row> {
             |cur, arm| {
                 let b = cur.alloc::<u8>(8192)?;
                 arm();
-                unit(
-                    TensorMap::tiled(
-                        Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                        b.as_slice(),
-                        &DIMS,
-                        &STRIDES,
-                        &BOXES,
-                        &ES,
-                    )
-                    .encode(cur),
-                )
+                unit(TensorMap::<_, SweepTiled>::tiled(b.as_slice(), &DIMS, &STRIDES).encode(cur))
             }
         ),
         ctx!(
@@ -1766,18 +1785,8 @@ fn rows() -> Vec<Row> {
                 let b = cur.alloc::<u8>(8192)?;
                 arm();
                 unit(
-                    TensorMap::im2col(
-                        Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                        b.as_slice(),
-                        &DIMS,
-                        &STRIDES,
-                        &[0],
-                        &[0],
-                        16,
-                        4,
-                        &ES,
-                    )
-                    .encode(cur),
+                    TensorMap::<_, SweepIm2col>::im2col(b.as_slice(), &DIMS, &STRIDES, &[0], &[0])
+                        .encode(cur),
                 )
             }
         ),
@@ -1794,19 +1803,12 @@ fn rows() -> Vec<Row> {
                     let b = cur.alloc::<u16>(32 * 64 * 2)?;
                     arm();
                     unit(
-                        TensorMap::im2col_wide(
-                            Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                        TensorMap::<_, SweepIm2colWide>::im2col_wide(
                             b.as_slice(),
                             &[32, 64, 2],
                             &[64, 4096],
                             -2,
                             2,
-                            32,
-                            64,
-                            &[1, 1, 1],
-                        )
-                        .swizzle(
-                            oxicuda_driver::sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
                         )
                         .encode(cur),
                     )
@@ -1820,15 +1822,8 @@ fn rows() -> Vec<Row> {
             |cur, arm| {
                 let b = cur.alloc::<u8>(8192)?;
                 let c = cur.alloc::<u8>(8192)?;
-                let mut map = TensorMap::tiled(
-                    Dt::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                    b.as_slice(),
-                    &DIMS,
-                    &STRIDES,
-                    &BOXES,
-                    &ES,
-                )
-                .encode(cur)?;
+                let mut map =
+                    TensorMap::<_, SweepTiled>::tiled(b.as_slice(), &DIMS, &STRIDES).encode(cur)?;
                 arm();
                 map.replace_address(c.as_slice())
             }
