@@ -63,3 +63,19 @@ logs = {
 }
 for name, text in logs.items():
     put("jit_log", name, text)
+
+# A libFuzzer dictionary of PTX tokens (directives, opcodes with their modifiers,
+# registers, punctuation) for the two PTX targets: mutations then splice whole tokens.
+tokens = set()
+for p in ptx_files:
+    for line in p.read_text().splitlines():
+        line = line.split("//")[0]
+        tokens.update(re.findall(r"\.[A-Za-z_][A-Za-z0-9_]*", line))
+        tokens.update(re.findall(r"^\s*(?:@!?%p\d+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)", line))
+        tokens.update(re.findall(r"%[a-z]+", line))
+tokens.update(["{", "}", "(", ")", "[", "]", ";", ",", "+", "<", ">", "//", "/*", "*/", '"'])
+tokens.discard("")
+(root / "fuzz" / "ptx.dict").write_text(
+    "# PTX tokens from kernels/*.ptx (written by fuzz/seeds.py)\n"
+    + "".join('"%s"\n' % t.replace("\\", "\\\\").replace('"', '\\"') for t in sorted(tokens))
+)

@@ -15,6 +15,9 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(kind, "ptx");
             assert!(!data.starts_with(b"\x7fELF"));
         }
-        Err(e) => assert!(matches!(e, oxicuda_driver::CudaError::InvalidImage(_)), "{e:?}"),
+        Err(e) => assert!(
+            matches!(e, oxicuda_driver::CudaError::InvalidImage(_)),
+            "{e:?}"
+        ),
     }
 });

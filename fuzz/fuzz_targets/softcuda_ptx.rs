@@ -28,7 +28,10 @@ fuzz_target!(|data: &[u8]| {
             // The error log is what the crate's JitLog parser reads: it must name an
             // error.
             let parsed = oxicuda_driver::module::JitLog::parse(&log);
-            assert!(parsed.errors().next().is_some(), "a refusal without an error: {log:?}");
+            assert!(
+                parsed.errors().next().is_some(),
+                "a refusal without an error: {log:?}"
+            );
         }
     }
 });
