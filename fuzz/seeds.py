@@ -79,3 +79,9 @@ tokens.discard("")
     "# PTX tokens from kernels/*.ptx (written by fuzz/seeds.py)\n"
     + "".join('"%s"\n' % t.replace("\\", "\\\\").replace('"', '\\"') for t in sorted(tokens))
 )
+
+# module_load: every image_kind seed (PTX, cubins, fatbins) — the same inputs, end to
+# end through the safe layer and softcuda.
+for f in sorted((corpus / "image_kind").iterdir()):
+    put("module_load", f.name, f.read_bytes())
+put("module_load", "vector_add_in.fatbin", fatbin(1, (root / "kernels" / "vector_add.ptx").read_bytes()))

@@ -17,7 +17,7 @@ cd "$repo"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(ptx_params jit_log image_kind softcuda_ptx)
+[ ${#targets[@]} -eq 0 ] && targets=(ptx_params jit_log image_kind softcuda_ptx module_load)
 
 command -v cargo-fuzz >/dev/null || { echo "fuzz: cargo-fuzz is not installed (cargo install cargo-fuzz --locked)" >&2; exit 2; }
 export RUSTC_BOOTSTRAP=1
