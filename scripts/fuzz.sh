@@ -35,9 +35,9 @@ for t in "${targets[@]}"; do
   work=$CARGO_TARGET_DIR/corpus/$t
   mkdir -p "$work"
   log=$CARGO_TARGET_DIR/fuzz-$t.log
-  # The PTX targets splice whole PTX tokens (fuzz/ptx.dict, from kernels/*.ptx).
+  # The targets that read PTX splice whole PTX tokens (fuzz/ptx.dict, from kernels/*.ptx).
   dict=()
-  case $t in ptx_params | softcuda_ptx) dict=(-dict=fuzz/ptx.dict) ;; esac
+  case $t in ptx_params | softcuda_ptx | module_load) dict=(-dict=fuzz/ptx.dict) ;; esac
   rc=0
   cargo fuzz run "${flags[@]}" "$t" "$work" "fuzz/corpus/$t" -- \
     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 -print_final_stats=1 \
