@@ -63,6 +63,23 @@ pub mod table;
 pub mod tensor_map;
 pub mod version;
 
+/// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as
+/// `cargo fuzz` does): the crate's private parsers, reachable from outside only
+/// there. Not part of the public API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod __fuzz {
+    /// The module-image sniffing and binary-header checks of `Module` loading:
+    /// `"ptx"`, `"cubin"` or `"fatbin"`, or the typed refusal.
+    pub fn image_kind(image: &[u8]) -> Result<&'static str, crate::CudaError> {
+        Ok(match crate::module::image::image_kind(image)? {
+            crate::module::image::Image::Ptx => "ptx",
+            crate::module::image::Image::Cubin => "cubin",
+            crate::module::image::Image::Fatbin => "fatbin",
+        })
+    }
+}
+
 pub use context::{Context, CurrentContext, PrimaryContext, PrimaryState};
 pub use device::Device;
 pub use error::{CudaError, LoadAttempt, LoadError};
