@@ -151,7 +151,8 @@ impl Advice {
 }
 
 /// `len` elements of `T` of managed memory, tied to the token it was allocated under,
-/// freed when dropped.
+/// freed when dropped. Never empty (zero-length allocations are refused); its
+/// address is the same for the host and every device.
 pub struct ManagedBuffer<'a, T: DeviceCopy> {
     driver: &'static Driver,
     /// The context it was allocated in (whose work `host` waits for).
@@ -231,32 +232,9 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 }
 
+memory::extent!(owned ManagedBuffer);
+
 impl<T: DeviceCopy> ManagedBuffer<'_, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element (never: zero-length allocations are refused).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The address of the first element (the same for the host and every device).
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    /// A shared view of all of it, as device memory.
-    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        memory::shared(self.driver, self.ptr, self.len)
-    }
-
-    /// An exclusive view of all of it, as device memory.
-    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        memory::exclusive(self.driver, self.ptr, self.len)
-    }
-
     /// The elements, for the host to read and write: first waits for all work of the
     /// context, then lends them for as long as the buffer is borrowed — no launch or
     /// graph can use the buffer meanwhile (see the [module docs](self)). A failed wait
@@ -268,7 +246,7 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// CUDA: the driver refuses it (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) and
     /// invalidates the capture, which then ends with an error. Call it outside.
     pub fn host(&mut self) -> Result<&mut [T], CudaError> {
-        let t = self.driver.table();
+        let t = self.driver().table();
         let mut found = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
         check(unsafe { t.cuCtxGetCurrent()?(&mut found) })?;
