@@ -21,9 +21,10 @@
 
 use super::memory::{Removed, free_global};
 use super::module::{
-    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_log,
+    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_global,
+    write_log,
 };
-use super::out;
+use super::{c_text, out};
 use crate::ptx;
 use crate::state::{self, Kind, R, State};
 use crate::types::*;
@@ -199,10 +200,8 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
         if path.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(path) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(path, code::INVALID_VALUE) }?;
         let mut bytes = std::fs::read(path).map_err(|_| code::FILE_NOT_FOUND)?;
         // At least 4 bytes (`ptx_text` reads the magic), NUL-terminated.
         bytes.extend_from_slice(&[0; 4]);
@@ -365,26 +364,16 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
         if name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let name = unsafe { CStr::from_ptr(name) }
-            .to_str()
-            .map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let m = module_in(library_id(h)?)?;
         let s = state::state();
-        let m = s.modules.get(&m).ok_or(code::INVALID_HANDLE)?;
-        let i = m
-            .ptx
-            .globals()
-            .iter()
-            .position(|g| g.name == name)
-            .ok_or(code::NOT_FOUND)?;
-        if !dptr.is_null() {
-            out(dptr, *m.global_addrs.get(i).ok_or(code::NOT_FOUND)?)?;
-        }
-        if !bytes.is_null() {
-            out(bytes, m.ptx.globals()[i].size as usize)?;
-        }
-        Ok(())
+        write_global(
+            s.modules.get(&m).ok_or(code::INVALID_HANDLE)?,
+            name,
+            dptr,
+            bytes,
+        )
     })
 }
 

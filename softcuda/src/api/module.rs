@@ -5,7 +5,7 @@
 //! are limited by threads (warp-rounded), registers (per-warp allocation of 256),
 //! shared memory (with 1 KiB reserved per block) and the architecture's block limit.
 
-use super::out;
+use super::{c_text, out};
 use crate::api::memory::{Removed, allocate_global, free_global};
 use crate::device::Profile;
 use crate::devmem;
@@ -327,10 +327,8 @@ pub unsafe extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char)
             return Err(code::INVALID_VALUE);
         }
         state::current_ctx(&state::state())?;
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(fname) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(fname, code::INVALID_VALUE) }?;
         let mut bytes = std::fs::read(path).map_err(|_| code::FILE_NOT_FOUND)?;
         bytes.push(0);
         load(
@@ -374,9 +372,8 @@ pub unsafe extern "C" fn cuModuleGetFunction(
         if pf.is_null() || name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let cname = unsafe { CStr::from_ptr(name) };
-        let name = cname.to_str().map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let id = module_id(hmod)?;
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -448,28 +445,43 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
         if name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let name = unsafe { CStr::from_ptr(name) }
-            .to_str()
-            .map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let id = module_id(hmod)?;
         let s = state::state();
         state::current_ctx(&s)?;
-        let m = s.modules.get(&id).ok_or(code::INVALID_HANDLE)?;
-        let i = m
-            .ptx
-            .globals()
-            .iter()
-            .position(|g| g.name == name)
-            .ok_or(code::NOT_FOUND)?;
-        if !dptr.is_null() {
-            out(dptr, m.global_addrs[i])?;
-        }
-        if !bytes.is_null() {
-            out(bytes, m.ptx.globals()[i].size as usize)?;
-        }
-        Ok(())
+        write_global(
+            s.modules.get(&id).ok_or(code::INVALID_HANDLE)?,
+            name,
+            dptr,
+            bytes,
+        )
     })
+}
+
+/// Writes the device address and the size of module `m`'s variable `name` through
+/// whichever of `dptr` and `bytes` is not null (`NOT_FOUND` if it has no variable of
+/// that name): `cuModuleGetGlobal` and `cuLibraryGetGlobal`.
+pub(crate) fn write_global(
+    m: &ModuleEntry,
+    name: &str,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+) -> R {
+    let (i, g) = m
+        .ptx
+        .globals()
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.name == name)
+        .ok_or(code::NOT_FOUND)?;
+    if !dptr.is_null() {
+        out(dptr, *m.global_addrs.get(i).ok_or(code::NOT_FOUND)?)?;
+    }
+    if !bytes.is_null() {
+        out(bytes, g.size as usize)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn device_of(s: &State, ctx: u64) -> R<&Profile> {
