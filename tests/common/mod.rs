@@ -132,3 +132,38 @@ pub fn libsoftcuda() -> PathBuf {
         .find(|p| p.exists())
         .expect("libsoftcuda.so is built with the tests")
 }
+
+/// A kernel `fault` that stores 7 to the address it is given: given 0, which softcuda
+/// never maps, the store faults (a sticky `ILLEGAL_ADDRESS`) and lands nowhere.
+const FAULT: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry fault(.param .u64 fault_param_0)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [fault_param_0];
+    mov.u32 %r1, 7;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+";
+
+/// The module of the faulting kernel, loaded in `cur`.
+pub fn fault_module<'c>(
+    cur: &'c oxicuda_driver::CurrentContext<'_>,
+) -> Result<oxicuda_driver::module::Module<'c>, oxicuda_driver::CudaError> {
+    cur.load_ptx(FAULT, &oxicuda_driver::module::JitOptions::default())
+}
+
+/// The kernel of a [`fault_module`], to be launched with address 0 to make the
+/// context report a sticky `ILLEGAL_ADDRESS`.
+pub fn fault_kernel<'m>(
+    module: &'m oxicuda_driver::module::Module<'_>,
+) -> Result<oxicuda_driver::module::Function<'m, (u64,)>, oxicuda_driver::CudaError> {
+    // SAFETY: not a kept contract — the kernel stores to the address it is given; the
+    // tests give it 0, which softcuda never maps: the store faults (a sticky
+    // ILLEGAL_ADDRESS) and writes nothing. That fault is what they need.
+    unsafe { module.function::<(u64,)>("fault") }
+}
