@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{no_leaks, ok, serial};
+use common::{function, launch_kernel, no_leaks, ok, serial};
 use softcuda::api::launch_ex::{self, CUlaunchAttribute, CUlaunchConfig};
 use softcuda::api::{context::*, device::*, memory::*, module::*, stream::*};
 use softcuda::types::*;
@@ -35,13 +35,6 @@ fn with_module(dev: CUdevice, ptx: &str, f: impl FnOnce(CUmodule, CUstream)) {
         ok(cuCtxDestroy_v2(ctx));
     }
     no_leaks();
-}
-
-fn function(m: CUmodule, name: &std::ffi::CStr) -> CUfunction {
-    let mut f = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer and module, a NUL-terminated name.
-    ok(unsafe { cuModuleGetFunction(&mut f, m, name.as_ptr()) });
-    f
 }
 
 /// A device buffer of `n` u32s (zeroed), as a kernel's Slice parameter.
@@ -816,22 +809,7 @@ fn launch_plain(
     s: CUstream,
     params: &mut [*mut c_void],
 ) -> CUresult {
-    // SAFETY: one pointer per kernel parameter.
-    unsafe {
-        cuLaunchKernel(
-            f,
-            grid[0],
-            grid[1],
-            grid[2],
-            block[0],
-            block[1],
-            block[2],
-            0,
-            s,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
+    launch_kernel(f, grid, block, 0, s, params)
 }
 
 /// `cuLaunchCooperativeKernel` of `f` with `params`.

@@ -2,8 +2,10 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use softcuda::api::init::cuInit;
+use softcuda::api::module::{cuLaunchKernel, cuModuleGetFunction};
 use softcuda::control;
-use softcuda::types::{CUresult, code};
+use softcuda::types::{CUfunction, CUmodule, CUresult, CUstream, code};
+use std::ffi::{CStr, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -32,4 +34,41 @@ pub fn no_leaks() {
         control::Counts::default(),
         "objects left alive"
     );
+}
+
+/// The function `name` of module `m`.
+#[track_caller]
+pub fn function(m: CUmodule, name: &CStr) -> CUfunction {
+    let mut f = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer and module, a NUL-terminated name.
+    ok(unsafe { cuModuleGetFunction(&mut f, m, name.as_ptr()) });
+    f
+}
+
+/// `cuLaunchKernel` of `f` (`grid` × `block`, `shared` bytes of dynamic shared
+/// memory) on `s` with `params`, one pointer per kernel parameter.
+pub fn launch_kernel(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> CUresult {
+    // SAFETY: the caller passes one pointer per kernel parameter.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            shared,
+            s,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
 }
