@@ -4,7 +4,10 @@
 use softcuda::api::init::cuInit;
 use softcuda::api::module::{cuLaunchKernel, cuModuleGetFunction};
 use softcuda::control;
-use softcuda::types::{CUfunction, CUmodule, CUresult, CUstream, code};
+use softcuda::types::{
+    CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_NONE, CU_MEM_LOCATION_TYPE_DEVICE,
+    CUfunction, CUmemLocation, CUmemPoolProps, CUmodule, CUresult, CUstream, code,
+};
 use std::ffi::{CStr, c_void};
 use std::sync::{Mutex, MutexGuard};
 
@@ -70,5 +73,21 @@ pub fn launch_kernel(
             params.as_mut_ptr(),
             std::ptr::null_mut(),
         )
+    }
+}
+
+/// The properties of a pool of pinned memory on device 0, with no handle type.
+pub fn pinned_pool_props() -> CUmemPoolProps {
+    CUmemPoolProps {
+        allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
+        handleTypes: CU_MEM_HANDLE_TYPE_NONE,
+        location: CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 0,
+        },
+        win32SecurityAttributes: std::ptr::null_mut(),
+        maxSize: 0,
+        usage: 0,
+        reserved: [0; 54],
     }
 }
