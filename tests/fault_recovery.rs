@@ -21,7 +21,7 @@
 
 mod common;
 
-use common::{driver, fault_kernel, fault_module, no_leaks};
+use common::{SoftDevices, driver, fault_kernel, fault_module, no_leaks};
 use oxicuda_driver::managed::Attach;
 use oxicuda_driver::sys::{CUctx_flags, CUmemhostalloc_flags, CUresult, CUstream_flags};
 use oxicuda_driver::{Context, CudaError, CurrentContext, PrimaryContext};
@@ -29,32 +29,14 @@ use oxicuda_driver::{Context, CudaError, CurrentContext, PrimaryContext};
 const OOM: CudaError = CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
 const MIB: usize = 1 << 20;
 
-/// softcuda with a 64 MiB device 0 while alive; the default devices when dropped.
-struct SmallDevice(i32);
-
-impl SmallDevice {
-    fn configure() -> SmallDevice {
-        let version = softcuda::control::config().version;
-        let mut devices = softcuda::control::Profile::defaults();
-        devices[0] = softcuda::control::Profile::new(0, 9, 0, 64);
-        softcuda::control::configure(version, devices).unwrap();
-        SmallDevice(version)
-    }
-}
-
-impl Drop for SmallDevice {
-    fn drop(&mut self) {
-        softcuda::control::clear_faults();
-        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
-    }
-}
-
 /// Runs `f` in a fresh context of the 64 MiB device 0; checks nothing is left.
 fn on_small_device<R>(
     f: impl for<'c> FnOnce(&mut CurrentContext<'c>) -> Result<R, CudaError>,
 ) -> R {
     let (d, _g) = driver();
-    let _small = SmallDevice::configure();
+    let mut devices = softcuda::control::Profile::defaults();
+    devices[0] = softcuda::control::Profile::new(0, 9, 0, 64);
+    let _small = SoftDevices::configure(devices);
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let r = ctx.bind(f).unwrap().unwrap();
     drop(ctx);

@@ -190,3 +190,22 @@ pub fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
     fat.extend(e);
     fat
 }
+
+/// softcuda configured with `devices` (at its current version) while alive; when
+/// dropped, injected faults cleared and the default devices again.
+pub struct SoftDevices(i32);
+
+impl SoftDevices {
+    pub fn configure(devices: Vec<softcuda::control::Profile>) -> SoftDevices {
+        let version = softcuda::control::config().version;
+        softcuda::control::configure(version, devices).unwrap();
+        SoftDevices(version)
+    }
+}
+
+impl Drop for SoftDevices {
+    fn drop(&mut self) {
+        softcuda::control::clear_faults();
+        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
+    }
+}
