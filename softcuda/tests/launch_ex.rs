@@ -71,6 +71,8 @@ impl Buf {
         v
     }
 
+    /// The parameter pointer: the address, then the length — a Slice parameter, or
+    /// (read as 8 bytes) a `.u64` address parameter.
     fn param(&mut self) -> *mut c_void {
         self.slice.as_mut_ptr().cast()
     }
@@ -693,9 +695,8 @@ fn hand_written_cluster_addresses() {
     let _g = serial();
     with_module(0, DSMEM_PTX, |m, s| {
         let f = function(m, c"dsmem");
-        let out = Buf::new(2 * 6);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(2 * 6);
+        let mut params = [out.param()];
         ok(launch_ex(
             f,
             [6, 1, 1],
@@ -886,9 +887,8 @@ fn graph_node(
 fn compiled_in_cluster_shapes_are_checked_on_every_launch_path() {
     let _g = serial();
     with_module(0, BAD_CLUSTERS_PTX, |m, s| {
-        let out = Buf::new(4);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(4);
+        let mut params = [out.param()];
         let huge = function(m, c"huge");
         // Before: a million co-resident blocks, an aborted process.
         let r = launch_plain(huge, [1024, 1024, 1], [32, 1, 1], s, &mut params);
@@ -948,9 +948,8 @@ fn a_cluster_shape_set_on_the_function_applies_to_every_launch_path() {
     let _g = serial();
     with_module(0, NCTA_PTX, |m, s| {
         let f = function(m, c"ncta");
-        let out = Buf::new(4);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(4);
+        let mut params = [out.param()];
         let (g4, g3, b) = ([4, 1, 1], [3, 1, 1], [32, 1, 1]);
         ok(launch_plain(f, g4, b, s, &mut params));
         sync(s);
@@ -1056,9 +1055,8 @@ fn co_resident_blocks_beyond_the_memory_limit_are_refused_before_allocating() {
     let _g = serial();
     with_module(0, LOCAL_PTX, |m, s| {
         let f = function(m, c"loc");
-        let out = Buf::new(1);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(1);
+        let mut params = [out.param()];
         // The review's case: a full co-resident grid of 1024 threads with 64 KiB
         // each is 16 GiB of stacks; refused at the launch, nothing allocated.
         let mut per_sm = 0;
