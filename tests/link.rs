@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{ON_GPU, fatbin_with_ptx, on_device0};
+use common::{ON_GPU, fatbin_with_ptx, on_device0, out_of_range_jit_options};
 
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::link::{LinkInput, LinkInputKind};
@@ -359,36 +359,7 @@ fn names_with_nul_and_out_of_range_jit_options_are_invalid_arguments() {
         ));
         // JIT options out of range: refused before the driver sees them, for links
         // and module loads alike.
-        for (options, parameter) in [
-            (
-                JitOptions {
-                    optimization_level: Some(5),
-                    ..Default::default()
-                },
-                "JitOptions::optimization_level",
-            ),
-            (
-                JitOptions {
-                    optimization_level: Some(99),
-                    ..Default::default()
-                },
-                "JitOptions::optimization_level",
-            ),
-            (
-                JitOptions {
-                    target: Some(10),
-                    ..Default::default()
-                },
-                "JitOptions::target",
-            ),
-            (
-                JitOptions {
-                    target: Some(u32::MAX),
-                    ..Default::default()
-                },
-                "JitOptions::target",
-            ),
-        ] {
+        for (options, parameter) in out_of_range_jit_options() {
             assert!(invalid_argument(cur.linker(&options).map(drop), parameter));
             assert!(invalid_argument(
                 cur.load_ptx(B, &options).map(drop),

@@ -209,3 +209,22 @@ impl Drop for SoftDevices {
         softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
     }
 }
+
+/// JIT options out of range, each with the parameter its refusal names.
+pub fn out_of_range_jit_options() -> [(oxicuda_driver::module::JitOptions, &'static str); 4] {
+    use oxicuda_driver::module::JitOptions;
+    let level = |l| JitOptions {
+        optimization_level: Some(l),
+        ..Default::default()
+    };
+    let target = |t| JitOptions {
+        target: Some(t),
+        ..Default::default()
+    };
+    [
+        (level(5), "JitOptions::optimization_level"),
+        (level(99), "JitOptions::optimization_level"),
+        (target(10), "JitOptions::target"),
+        (target(u32::MAX), "JitOptions::target"),
+    ]
+}
