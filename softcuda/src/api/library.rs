@@ -22,7 +22,6 @@
 use super::memory::{Removed, free_global};
 use super::module::{
     DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_global,
-    write_log,
 };
 use super::{c_text, out};
 use crate::ptx;
@@ -115,18 +114,7 @@ fn load(
     library_options(ln, lopts, lvalues)?;
     let jit = parse_options(jn, jopts, jvalues, newest)?;
     let text = ptx_text(image, jit.opts.target_sm)?;
-    let module = match ptx::Module::load(&text, &jit.opts) {
-        Ok((m, info)) => {
-            write_log(jit.info, jvalues, &info);
-            write_log(jit.error, jvalues, "");
-            m
-        }
-        Err(log) => {
-            write_log(jit.error, jvalues, &log);
-            write_log(jit.info, jvalues, "");
-            return Err(code::INVALID_PTX);
-        }
-    };
+    let module = jit.compile(&text, jvalues)?;
     let mut s = state::state();
     let id = s.next_id();
     let mut kernels = Vec::with_capacity(module.kernels().len());

@@ -42,6 +42,25 @@ pub(crate) struct Jit {
     pub(crate) error: Option<(*mut c_char, usize, usize)>,
 }
 
+impl Jit {
+    /// Compiles `text` with these options, writing the info and error logs through
+    /// `values` (the one that does not apply empty); a failure is `INVALID_PTX`.
+    pub(crate) fn compile(&self, text: &str, values: *mut *mut c_void) -> R<ptx::Module> {
+        match ptx::Module::load(text, &self.opts) {
+            Ok((m, info)) => {
+                write_log(self.info, values, &info);
+                write_log(self.error, values, "");
+                Ok(m)
+            }
+            Err(log) => {
+                write_log(self.error, values, &log);
+                write_log(self.info, values, "");
+                Err(code::INVALID_PTX)
+            }
+        }
+    }
+}
+
 pub(crate) fn parse_options(
     n: c_uint,
     options: *const c_uint,
@@ -227,18 +246,7 @@ fn load(
     };
     let jit = parse_options(n, options, values, sm)?;
     let text = ptx_text(image, sm)?;
-    let module = match ptx::Module::load(&text, &jit.opts) {
-        Ok((m, info)) => {
-            write_log(jit.info, values, &info);
-            write_log(jit.error, values, "");
-            m
-        }
-        Err(log) => {
-            write_log(jit.error, values, &log);
-            write_log(jit.info, values, "");
-            return Err(code::INVALID_PTX);
-        }
-    };
+    let module = jit.compile(&text, values)?;
     let (_s, id) = install(state::state(), ctx, module)?;
     out(pmod, state::handle(Kind::Module, id))
 }
