@@ -415,13 +415,8 @@ impl<T: DeviceCopy> DeviceWrite<T> for ManagedBuffer<'_, T> {
 
 impl<T: DeviceCopy> Drop for ManagedBuffer<'_, T> {
     fn drop(&mut self) {
-        if let Ok(free) = self.driver.table().cuMemFree() {
-            // SAFETY: this value owns the allocation.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr) });
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuMemFree failed");
-            }
-        }
+        // SAFETY: this value owns the allocation.
+        unsafe { memory::free(self.driver, self.ptr) };
     }
 }
 

@@ -538,12 +538,23 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
-        if let Ok(free) = self.driver.table().cuMemFree() {
-            // SAFETY: this value owns the allocation.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr) });
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuMemFree failed");
-            }
+        // SAFETY: this value owns the allocation.
+        unsafe { free(self.driver, self.ptr) };
+    }
+}
+
+/// Frees the allocation at `ptr` (`cuMemFree`), logging a refusal: for the `Drop` of
+/// a buffer.
+///
+/// # Safety
+///
+/// The caller owns the allocation, and nothing uses it after this.
+pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr) {
+    if let Ok(free) = driver.table().cuMemFree() {
+        // SAFETY: the caller's promise.
+        let r = crate::graph::retry_relaxed(driver, || unsafe { free(ptr) });
+        if check(r).is_err() {
+            tracing::warn!(?r, "cuMemFree failed");
         }
     }
 }
