@@ -341,6 +341,13 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
         })
     }
 
+    /// `cuMemRangeGetAttribute` of all of the memory, for an attribute of one value.
+    fn range_value(&self, attr: CUmem_range_attribute) -> Result<c_int, CudaError> {
+        let mut v = [0];
+        self.range_attribute(attr, &mut v)?;
+        Ok(v[0])
+    }
+
     /// A v1 location as the driver answers it: a device ordinal, `CU_DEVICE_CPU`, or
     /// `CU_DEVICE_INVALID` (none, or not the same for all of the memory).
     fn location_of(&self, v: c_int) -> Result<Option<Location>, CudaError> {
@@ -353,22 +360,14 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
 
     /// Whether all of the memory is advised read-mostly.
     pub fn read_mostly(&self) -> Result<bool, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
-            &mut v,
-        )?;
-        Ok(v[0] != 0)
+        Ok(self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY)? != 0)
     }
 
     /// The preferred location of all of the memory (`None`: none, or not one for all).
     pub fn preferred_location(&self) -> Result<Option<Location>, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
-            &mut v,
-        )?;
-        self.location_of(v[0])
+        self.location_of(
+            self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION)?,
+        )
     }
 
     /// The locations advised to access all of the memory (at most one per device,
@@ -392,12 +391,9 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// Where all of the memory was last prefetched to (`None`: nowhere, or not the
     /// same place for all).
     pub fn last_prefetch_location(&self) -> Result<Option<Location>, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
-            &mut v,
-        )?;
-        self.location_of(v[0])
+        self.location_of(
+            self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION)?,
+        )
     }
 }
 
