@@ -648,15 +648,7 @@ impl<S: Signature> Function<'_, S> {
                     .into(),
             ));
         }
-        let (mut attrs, n) = config.attributes();
-        let attrs = attrs.get_mut(..n).unwrap_or_default();
-        let raw = config.raw(crate::sys::CUstream(core::ptr::null_mut()), attrs);
-        let mut v = 0;
-        // SAFETY: a valid out-pointer; `raw` points to `attrs`, alive on this frame.
-        check(unsafe {
-            self.driver.table().cuOccupancyMaxActiveClusters()?(&mut v, self.raw, &raw)
-        })?;
-        Ok(v.max(0) as u32)
+        self.cluster_occupancy(config, self.driver.table().cuOccupancyMaxActiveClusters()?)
     }
 
     /// The largest cluster (in blocks) with which `config`'s block and shared memory
@@ -664,14 +656,25 @@ impl<S: Signature> Function<'_, S> {
     /// first (module docs).
     pub fn max_potential_cluster_size(&self, config: &LaunchConfig) -> Result<u32, CudaError> {
         check_block(config.block)?;
+        self.cluster_occupancy(
+            config,
+            self.driver.table().cuOccupancyMaxPotentialClusterSize()?,
+        )
+    }
+
+    /// What `query` (one of the `cuOccupancy*Cluster*` functions, which share a
+    /// signature) answers for this function under `config`.
+    fn cluster_occupancy(
+        &self,
+        config: &LaunchConfig,
+        query: crate::table::pfn::cuOccupancyMaxActiveClusters,
+    ) -> Result<u32, CudaError> {
         let (mut attrs, n) = config.attributes();
         let attrs = attrs.get_mut(..n).unwrap_or_default();
         let raw = config.raw(crate::sys::CUstream(core::ptr::null_mut()), attrs);
         let mut v = 0;
         // SAFETY: a valid out-pointer; `raw` points to `attrs`, alive on this frame.
-        check(unsafe {
-            self.driver.table().cuOccupancyMaxPotentialClusterSize()?(&mut v, self.raw, &raw)
-        })?;
+        check(unsafe { query(&mut v, self.raw, &raw) })?;
         Ok(v.max(0) as u32)
     }
 }

@@ -46,10 +46,9 @@ use crate::memory::DeviceCopy;
 use crate::module::file::read_image_file;
 use crate::module::image::{Image, image_kind, invalid};
 use crate::module::{
-    DeviceGlobal, Function, aligned_copy, c_name, check_signature, collect_params, entry_params,
+    DeviceGlobal, Function, aligned_copy, c_name, check_signature, collect_params,
 };
 use crate::sys::{CUfunction, CUfunction_attribute, CUkernel, CUlibrary, CUresult};
-use crate::version::DriverVersion;
 use core::ffi::{CStr, c_char, c_uint};
 use core::marker::PhantomData;
 use std::path::Path;
@@ -195,26 +194,12 @@ impl Library {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the kernel is returned.
         let k = unsafe { self.kernel_unchecked::<S>(name)? };
-        let actual = match (
-            self.driver.table().cuKernelGetParamInfo(),
-            self.ptx.as_deref(),
-        ) {
-            (Ok(info), _) => {
-                // SAFETY: a kernel of this library and valid out-pointers; an index
-                // past the last is INVALID_VALUE.
-                collect_params(|i, o, s| unsafe { info(k.raw, i, o, s) })?
-            }
-            (Err(_), Some(ptx)) => entry_params(ptx, name).ok_or(invalid(
-                "the kernel's `.entry` parameter list in the PTX text could not be read",
-            ))?,
-            (Err(_), None) => {
-                return Err(CudaError::NotSupported {
-                    function: "cuKernelGetParamInfo",
-                    needs: DriverVersion::new(12, 4),
-                });
-            }
-        };
-        check_signature::<S>(name, &actual)?;
+        let reported = self.driver.table().cuKernelGetParamInfo().ok().map(|info| {
+            // SAFETY: a kernel of this library and valid out-pointers; an index past
+            // the last is INVALID_VALUE.
+            collect_params(|i, o, s| unsafe { info(k.raw, i, o, s) })
+        });
+        check_signature::<S>(name, "cuKernelGetParamInfo", reported, self.ptx.as_deref())?;
         Ok(k)
     }
 

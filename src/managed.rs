@@ -151,7 +151,8 @@ impl Advice {
 }
 
 /// `len` elements of `T` of managed memory, tied to the token it was allocated under,
-/// freed when dropped.
+/// freed when dropped. Never empty (zero-length allocations are refused); its
+/// address is the same for the host and every device.
 pub struct ManagedBuffer<'a, T: DeviceCopy> {
     driver: &'static Driver,
     /// The context it was allocated in (whose work `host` waits for).
@@ -231,32 +232,9 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 }
 
+memory::extent!(owned ManagedBuffer);
+
 impl<T: DeviceCopy> ManagedBuffer<'_, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element (never: zero-length allocations are refused).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The address of the first element (the same for the host and every device).
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    /// A shared view of all of it, as device memory.
-    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        memory::shared(self.driver, self.ptr, self.len)
-    }
-
-    /// An exclusive view of all of it, as device memory.
-    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        memory::exclusive(self.driver, self.ptr, self.len)
-    }
-
     /// The elements, for the host to read and write: first waits for all work of the
     /// context, then lends them for as long as the buffer is borrowed — no launch or
     /// graph can use the buffer meanwhile (see the [module docs](self)). A failed wait
@@ -268,7 +246,7 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// CUDA: the driver refuses it (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) and
     /// invalidates the capture, which then ends with an error. Call it outside.
     pub fn host(&mut self) -> Result<&mut [T], CudaError> {
-        let t = self.driver.table();
+        let t = self.driver().table();
         let mut found = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
         check(unsafe { t.cuCtxGetCurrent()?(&mut found) })?;
@@ -363,6 +341,13 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
         })
     }
 
+    /// `cuMemRangeGetAttribute` of all of the memory, for an attribute of one value.
+    fn range_value(&self, attr: CUmem_range_attribute) -> Result<c_int, CudaError> {
+        let mut v = [0];
+        self.range_attribute(attr, &mut v)?;
+        Ok(v[0])
+    }
+
     /// A v1 location as the driver answers it: a device ordinal, `CU_DEVICE_CPU`, or
     /// `CU_DEVICE_INVALID` (none, or not the same for all of the memory).
     fn location_of(&self, v: c_int) -> Result<Option<Location>, CudaError> {
@@ -375,22 +360,14 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
 
     /// Whether all of the memory is advised read-mostly.
     pub fn read_mostly(&self) -> Result<bool, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
-            &mut v,
-        )?;
-        Ok(v[0] != 0)
+        Ok(self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY)? != 0)
     }
 
     /// The preferred location of all of the memory (`None`: none, or not one for all).
     pub fn preferred_location(&self) -> Result<Option<Location>, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
-            &mut v,
-        )?;
-        self.location_of(v[0])
+        self.location_of(
+            self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION)?,
+        )
     }
 
     /// The locations advised to access all of the memory (at most one per device,
@@ -414,12 +391,9 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// Where all of the memory was last prefetched to (`None`: nowhere, or not the
     /// same place for all).
     pub fn last_prefetch_location(&self) -> Result<Option<Location>, CudaError> {
-        let mut v = [0];
-        self.range_attribute(
-            CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION,
-            &mut v,
-        )?;
-        self.location_of(v[0])
+        self.location_of(
+            self.range_value(CUmem_range_attribute::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION)?,
+        )
     }
 }
 
@@ -437,13 +411,8 @@ impl<T: DeviceCopy> DeviceWrite<T> for ManagedBuffer<'_, T> {
 
 impl<T: DeviceCopy> Drop for ManagedBuffer<'_, T> {
     fn drop(&mut self) {
-        if let Ok(free) = self.driver.table().cuMemFree() {
-            // SAFETY: this value owns the allocation.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr) });
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuMemFree failed");
-            }
-        }
+        // SAFETY: this value owns the allocation.
+        unsafe { memory::free(self.driver, self.ptr) };
     }
 }
 

@@ -148,10 +148,12 @@ pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
     fn view_mut(&mut self) -> DeviceSliceMut<'_, T>;
 }
 
-/// What every kind of device memory has: its extent, and a shared view of all of it.
+/// What every kind of device memory has: its extent, and a shared view of all of it;
+/// `owned` adds what memory a value owns has besides: an exclusive view of all of it.
+/// Used here and by the buffers of `managed` and `pool`.
 macro_rules! extent {
     ($($ty:ident),*) => {$(
-        impl<T: DeviceCopy> $ty<'_, T> {
+        impl<T: $crate::memory::DeviceCopy> $ty<'_, T> {
             /// Elements.
             pub fn len(&self) -> usize {
                 self.len
@@ -163,28 +165,35 @@ macro_rules! extent {
             }
 
             /// The device address of the first element.
-            pub fn device_ptr(&self) -> CUdeviceptr {
+            pub fn device_ptr(&self) -> $crate::sys::CUdeviceptr {
                 self.ptr
             }
 
             /// The driver the memory belongs to.
-            pub(crate) fn driver(&self) -> &'static Driver {
+            pub(crate) fn driver(&self) -> &'static $crate::loader::Driver {
                 self.driver
             }
 
             /// A shared view of all of it, borrowing it.
-            pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-                DeviceSlice {
-                    driver: self.driver,
-                    ptr: self.ptr,
-                    len: self.len,
-                    _b: PhantomData,
-                }
+            pub fn as_slice(&self) -> $crate::memory::DeviceSlice<'_, T> {
+                $crate::memory::shared(self.driver, self.ptr, self.len)
+            }
+        }
+    )*};
+    (owned $($ty:ident),*) => {$(
+        $crate::memory::extent!($ty);
+        impl<T: $crate::memory::DeviceCopy> $ty<'_, T> {
+            /// An exclusive view of all of it, borrowing it: slice it, split it, pass
+            /// the parts.
+            pub fn as_mut_slice(&mut self) -> $crate::memory::DeviceSliceMut<'_, T> {
+                $crate::memory::exclusive(self.driver, self.ptr, self.len)
             }
         }
     )*};
 }
-extent!(DeviceBuffer, DeviceSlice, DeviceSliceMut);
+pub(crate) use extent;
+extent!(owned DeviceBuffer);
+extent!(DeviceSlice, DeviceSliceMut);
 
 // Written out rather than generated: the compiler quotes these impls to users whose
 // arguments have the wrong element type.
@@ -345,11 +354,6 @@ impl<'ctx> CurrentContext<'ctx> {
 }
 
 impl<T: DeviceCopy> DeviceBuffer<'_, T> {
-    /// An exclusive view of the whole buffer: slice it, split it, pass the parts.
-    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        exclusive(self.driver, self.ptr, self.len)
-    }
-
     /// Copies `src` (same length) into the buffer; returns when done.
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         self.as_mut_slice().copy_from_host(src)
@@ -534,12 +538,23 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
-        if let Ok(free) = self.driver.table().cuMemFree() {
-            // SAFETY: this value owns the allocation.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr) });
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuMemFree failed");
-            }
+        // SAFETY: this value owns the allocation.
+        unsafe { free(self.driver, self.ptr) };
+    }
+}
+
+/// Frees the allocation at `ptr` (`cuMemFree`), logging a refusal: for the `Drop` of
+/// a buffer.
+///
+/// # Safety
+///
+/// The caller owns the allocation, and nothing uses it after this.
+pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr) {
+    if let Ok(free) = driver.table().cuMemFree() {
+        // SAFETY: the caller's promise.
+        let r = crate::graph::retry_relaxed(driver, || unsafe { free(ptr) });
+        if check(r).is_err() {
+            tracing::warn!(?r, "cuMemFree failed");
         }
     }
 }

@@ -222,19 +222,12 @@ impl Module<'_> {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the function is returned.
         let f = unsafe { self.function_unchecked::<S>(name)? };
-        let actual = match (self.param_info(f.raw)?, self.ptx.as_deref()) {
-            (Some(p), _) => p,
-            (None, Some(ptx)) => entry_params(ptx, name).ok_or(invalid(
-                "the kernel's `.entry` parameter list in the PTX text could not be read",
-            ))?,
-            (None, None) => {
-                return Err(CudaError::NotSupported {
-                    function: "cuFuncGetParamInfo",
-                    needs: DriverVersion::new(12, 4),
-                });
-            }
-        };
-        check_signature::<S>(name, &actual)?;
+        let reported = self.driver.table().cuFuncGetParamInfo().ok().map(|info| {
+            // SAFETY: a function of this module and valid out-pointers; an index past
+            // the last is INVALID_VALUE.
+            collect_params(|i, o, s| unsafe { info(f.raw, i, o, s) })
+        });
+        check_signature::<S>(name, "cuFuncGetParamInfo", reported, self.ptx.as_deref())?;
         Ok(f)
     }
 
@@ -261,26 +254,32 @@ impl Module<'_> {
             _s: PhantomData,
         })
     }
-
-    /// (offset, size) of every parameter from `cuFuncGetParamInfo`, or `None` when the
-    /// driver does not have it.
-    fn param_info(&self, f: CUfunction) -> Result<Option<Vec<(usize, usize)>>, CudaError> {
-        let Ok(info) = self.driver.table().cuFuncGetParamInfo() else {
-            return Ok(None);
-        };
-        // SAFETY: a function of this module and valid out-pointers; an index past the
-        // last is INVALID_VALUE.
-        collect_params(|i, o, s| unsafe { info(f, i, o, s) }).map(Some)
-    }
 }
 
-/// Checks the declared signature `S` of kernel `name` against its parameters as the
-/// driver (or the PTX text) reports them, `actual` ((offset, size) each): a different
-/// count, size or offset is [`CudaError::SignatureMismatch`] naming the parameter.
+/// Checks the declared signature `S` of kernel `name` against its parameters
+/// ((offset, size) each) as the driver reports them (`reported`; `None` when the driver
+/// lacks `function`, which reports them), else as the `.entry` of the PTX text `ptx`
+/// declares them; with neither, [`CudaError::NotSupported`] naming `function`. A
+/// different count, size or offset is [`CudaError::SignatureMismatch`] naming the
+/// parameter.
 pub(crate) fn check_signature<S: Signature>(
     name: &str,
-    actual: &[(usize, usize)],
+    function: &'static str,
+    reported: Option<Result<Vec<(usize, usize)>, CudaError>>,
+    ptx: Option<&str>,
 ) -> Result<(), CudaError> {
+    let actual = match (reported, ptx) {
+        (Some(r), _) => r?,
+        (None, Some(ptx)) => entry_params(ptx, name).ok_or(invalid(
+            "the kernel's `.entry` parameter list in the PTX text could not be read",
+        ))?,
+        (None, None) => {
+            return Err(CudaError::NotSupported {
+                function,
+                needs: DriverVersion::new(12, 4),
+            });
+        }
+    };
     let expected = crate::launch::layout::<S>();
     let mismatch =
         |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {

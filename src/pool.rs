@@ -446,35 +446,12 @@ fn stream_bytes<T>(len: usize) -> Result<usize, CudaError> {
     memory::bytes::<T>(len)
 }
 
+memory::extent!(owned StreamBuffer);
+
 impl<T: DeviceCopy> StreamBuffer<'_, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element (never: zero-length allocations are refused).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of the first element.
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
     /// The stream it was allocated on (and will be freed on).
     pub fn stream(&self) -> CUstream {
         self.stream
-    }
-
-    /// A shared view of all of it.
-    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
-        memory::shared(self.driver, self.ptr, self.len)
-    }
-
-    /// An exclusive view of all of it.
-    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
-        memory::exclusive(self.driver, self.ptr, self.len)
     }
 
     /// Frees the memory in its stream's order (the buffer is consumed: CF22). If the
@@ -488,7 +465,7 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
     fn free(&self) -> Result<(), CudaError> {
         // SAFETY: this value owns the allocation and frees it once (`free_async` keeps
         // `Drop` from running); the stream is borrowed, so alive.
-        check(unsafe { self.driver.table().cuMemFreeAsync()?(self.ptr, self.stream) })
+        check(unsafe { self.driver().table().cuMemFreeAsync()?(self.ptr, self.stream) })
     }
 }
 

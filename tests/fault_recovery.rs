@@ -21,58 +21,22 @@
 
 mod common;
 
-use common::{driver, no_leaks};
+use common::{SoftDevices, driver, fault_kernel, fault_module, no_leaks};
 use oxicuda_driver::managed::Attach;
-use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::{CUctx_flags, CUmemhostalloc_flags, CUresult, CUstream_flags};
 use oxicuda_driver::{Context, CudaError, CurrentContext, PrimaryContext};
 
 const OOM: CudaError = CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
 const MIB: usize = 1 << 20;
 
-/// A kernel that stores 7 to the address it is given: given 0, which softcuda never
-/// maps, the store faults (a sticky `ILLEGAL_ADDRESS`) and lands nowhere.
-const FAULT: &str = "
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry fault(.param .u64 fault_param_0)
-{
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [fault_param_0];
-    mov.u32 %r1, 7;
-    st.global.u32 [%rd1], %r1;
-    ret;
-}
-";
-
-/// softcuda with a 64 MiB device 0 while alive; the default devices when dropped.
-struct SmallDevice(i32);
-
-impl SmallDevice {
-    fn configure() -> SmallDevice {
-        let version = softcuda::control::config().version;
-        let mut devices = softcuda::control::Profile::defaults();
-        devices[0] = softcuda::control::Profile::new(0, 9, 0, 64);
-        softcuda::control::configure(version, devices).unwrap();
-        SmallDevice(version)
-    }
-}
-
-impl Drop for SmallDevice {
-    fn drop(&mut self) {
-        softcuda::control::clear_faults();
-        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
-    }
-}
-
 /// Runs `f` in a fresh context of the 64 MiB device 0; checks nothing is left.
 fn on_small_device<R>(
     f: impl for<'c> FnOnce(&mut CurrentContext<'c>) -> Result<R, CudaError>,
 ) -> R {
     let (d, _g) = driver();
-    let _small = SmallDevice::configure();
+    let mut devices = softcuda::control::Profile::defaults();
+    devices[0] = softcuda::control::Profile::new(0, 9, 0, 64);
+    let _small = SoftDevices::configure(devices);
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let r = ctx.bind(f).unwrap().unwrap();
     drop(ctx);
@@ -170,11 +134,8 @@ fn managed_and_pinned_memory_past_the_budget_give_out_of_memory() {
 
 /// Launches the faulting kernel and waits for it: the sticky error.
 fn fault(cur: &CurrentContext<'_>) -> Result<CudaError, CudaError> {
-    let module = cur.load_ptx(FAULT, &JitOptions::default())?;
-    // SAFETY: not a kept contract — the kernel stores to the address it is given,
-    // here 0, which softcuda never maps: the store faults and writes nothing. That
-    // fault is what these tests need.
-    let k = unsafe { module.function::<(u64,)>("fault")? };
+    let module = fault_module(cur)?;
+    let k = fault_kernel(&module)?;
     let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
     k.launch(&stream, 1, 1, 0, (0u64,))?;
     Ok(stream.synchronize().unwrap_err())

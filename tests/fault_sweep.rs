@@ -111,41 +111,56 @@ struct Row {
     run: Run,
 }
 
+/// A row under a fresh context: `ctx!(entry, func, DOC, [Outcome,] |cur, arm| body)`,
+/// or one row for each `(func, DOC)` of a list whose calls the same case reaches:
+/// `ctx!(entry, [(func, DOC), ...], [Outcome,] |cur, arm| body)`.
 macro_rules! ctx {
-    ($entry:literal, $func:literal, $doc:ident, $out:ident, |$cur:ident, $arm:ident| $body:block) => {
-        Row {
+    ($entry:literal, [$(($func:literal, $doc:ident)),+ $(,)?], $out:ident, |$cur:ident, $arm:ident| $body:block) => {{
+        let run: CtxCase = |$cur: &mut CurrentContext<'_>, $arm: &dyn Fn()| -> Result<(), CudaError> {
+            #[allow(unused_mut, unused_variables)]
+            let $cur = $cur;
+            $body
+        };
+        vec![$(Row {
             entry: $entry,
             func: $func,
             documented: CUresult::$doc,
             outcome: Outcome::$out,
-            run: Run::Ctx(
-                |$cur: &mut CurrentContext<'_>, $arm: &dyn Fn()| -> Result<(), CudaError> {
-                    #[allow(unused_mut, unused_variables)]
-                    let $cur = $cur;
-                    $body
-                },
-            ),
-        }
+            run: Run::Ctx(run),
+        }),+]
+    }};
+    ($entry:literal, [$(($func:literal, $doc:ident)),+ $(,)?], |$cur:ident, $arm:ident| $body:block) => {
+        ctx!($entry, [$(($func, $doc)),+], Error, |$cur, $arm| $body)
+    };
+    ($entry:literal, $func:literal, $doc:ident, $out:ident, |$cur:ident, $arm:ident| $body:block) => {
+        ctx!($entry, [($func, $doc)], $out, |$cur, $arm| $body)
     };
     ($entry:literal, $func:literal, $doc:ident, |$cur:ident, $arm:ident| $body:block) => {
-        ctx!($entry, $func, $doc, Error, |$cur, $arm| $body)
+        ctx!($entry, [($func, $doc)], Error, |$cur, $arm| $body)
     };
 }
 
+/// A row with only the driver, in the forms of [`ctx!`].
 macro_rules! bare {
-    ($entry:literal, $func:literal, $doc:ident, $out:ident, |$d:ident, $arm:ident| $body:block) => {
-        Row {
+    ($entry:literal, [$(($func:literal, $doc:ident)),+ $(,)?], $out:ident, |$d:ident, $arm:ident| $body:block) => {{
+        let run: BareCase =
+            |$d: &'static Driver, $arm: &dyn Fn()| -> Result<(), CudaError> { $body };
+        vec![$(Row {
             entry: $entry,
             func: $func,
             documented: CUresult::$doc,
             outcome: Outcome::$out,
-            run: Run::Bare(
-                |$d: &'static Driver, $arm: &dyn Fn()| -> Result<(), CudaError> { $body },
-            ),
-        }
+            run: Run::Bare(run),
+        }),+]
+    }};
+    ($entry:literal, [$(($func:literal, $doc:ident)),+ $(,)?], |$d:ident, $arm:ident| $body:block) => {
+        bare!($entry, [$(($func, $doc)),+], Error, |$d, $arm| $body)
+    };
+    ($entry:literal, $func:literal, $doc:ident, $out:ident, |$d:ident, $arm:ident| $body:block) => {
+        bare!($entry, [($func, $doc)], $out, |$d, $arm| $body)
     };
     ($entry:literal, $func:literal, $doc:ident, |$d:ident, $arm:ident| $body:block) => {
-        bare!($entry, $func, $doc, Error, |$d, $arm| $body)
+        bare!($entry, [($func, $doc)], Error, |$d, $arm| $body)
     };
 }
 
@@ -239,7 +254,7 @@ impl Drop for Blackwell {
 }
 
 fn rows() -> Vec<Row> {
-    vec![
+    [
         // --- the driver and its devices -------------------------------------------
         bare!("Driver::init", "cuInit", CUDA_ERROR_NO_DEVICE, |_d, arm| {
             // A driver of its own: `init` asks cuInit once per Driver.
@@ -346,18 +361,10 @@ fn rows() -> Vec<Row> {
         // --- contexts ---------------------------------------------------------------
         bare!(
             "Context::new",
-            "cuCtxCreate",
-            CUDA_ERROR_INVALID_DEVICE,
-            |d, arm| {
-                let dev = d.device(0)?;
-                arm();
-                unit(Context::new(&dev, CUctx_flags::empty()))
-            }
-        ),
-        bare!(
-            "Context::new",
-            "cuCtxPopCurrent",
-            CUDA_ERROR_INVALID_CONTEXT,
+            [
+                ("cuCtxCreate", CUDA_ERROR_INVALID_DEVICE),
+                ("cuCtxPopCurrent", CUDA_ERROR_INVALID_CONTEXT)
+            ],
             |d, arm| {
                 let dev = d.device(0)?;
                 arm();
@@ -378,18 +385,10 @@ fn rows() -> Vec<Row> {
         ),
         bare!(
             "Context::bind",
-            "cuCtxGetCurrent",
-            CUDA_ERROR_INVALID_CONTEXT,
-            |d, arm| {
-                let ctx = Context::new(&d.device(0)?, CUctx_flags::empty())?;
-                arm();
-                ctx.bind(|_| ())
-            }
-        ),
-        bare!(
-            "Context::bind",
-            "cuCtxPushCurrent",
-            CUDA_ERROR_INVALID_CONTEXT,
+            [
+                ("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT),
+                ("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT)
+            ],
             |d, arm| {
                 let ctx = Context::new(&d.device(0)?, CUctx_flags::empty())?;
                 arm();
@@ -775,17 +774,10 @@ fn rows() -> Vec<Row> {
         // --- pinned host memory -------------------------------------------------------
         ctx!(
             "CurrentContext::alloc_host",
-            "cuMemHostAlloc",
-            CUDA_ERROR_OUT_OF_MEMORY,
-            |cur, arm| {
-                arm();
-                unit(cur.alloc_host::<u32>(16, CUmemhostalloc_flags::empty()))
-            }
-        ),
-        ctx!(
-            "CurrentContext::alloc_host",
-            "cuCtxGetCurrent",
-            CUDA_ERROR_INVALID_CONTEXT,
+            [
+                ("cuMemHostAlloc", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT)
+            ],
             |cur, arm| {
                 arm();
                 unit(cur.alloc_host::<u32>(16, CUmemhostalloc_flags::empty()))
@@ -1060,23 +1052,15 @@ fn rows() -> Vec<Row> {
                 Ok(())
             }
         ),
-        ctx!(
-            "Module::function",
-            "cuModuleGetFunction",
-            CUDA_ERROR_NOT_FOUND,
-            |cur, arm| {
-                let m = slices(cur)?;
-                arm();
-                unit(add_fn(&m))
-            }
-        ),
         // INVALID_VALUE is how cuFuncGetParamInfo says "past the last parameter": the
         // crate reads it as the end of the list (a SignatureMismatch here); every
         // other code is returned.
         ctx!(
             "Module::function",
-            "cuFuncGetParamInfo",
-            CUDA_ERROR_INVALID_HANDLE,
+            [
+                ("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND),
+                ("cuFuncGetParamInfo", CUDA_ERROR_INVALID_HANDLE)
+            ],
             |cur, arm| {
                 let m = slices(cur)?;
                 arm();
@@ -1321,26 +1305,10 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Linker::complete",
-            "cuLinkComplete",
-            CUDA_ERROR_NO_BINARY_FOR_GPU,
-            |cur, arm| {
-                let mut l = cur.linker(&JitOptions::default())?;
-                l.add(LinkInput::Ptx {
-                    name: "a.ptx",
-                    text: LINK_A,
-                })?;
-                l.add(LinkInput::Ptx {
-                    name: "b.ptx",
-                    text: LINK_B,
-                })?;
-                arm();
-                unit(l.complete())
-            }
-        ),
-        ctx!(
-            "Linker::complete",
-            "cuModuleLoadDataEx",
-            CUDA_ERROR_INVALID_IMAGE,
+            [
+                ("cuLinkComplete", CUDA_ERROR_NO_BINARY_FOR_GPU),
+                ("cuModuleLoadDataEx", CUDA_ERROR_INVALID_IMAGE)
+            ],
             |cur, arm| {
                 let mut l = cur.linker(&JitOptions::default())?;
                 l.add(LinkInput::Ptx {
@@ -1411,40 +1379,23 @@ fn rows() -> Vec<Row> {
         ),
         bare!(
             "Library::kernel_names",
-            "cuLibraryEnumerateKernels",
-            CUDA_ERROR_INVALID_HANDLE,
+            [
+                ("cuLibraryEnumerateKernels", CUDA_ERROR_INVALID_HANDLE),
+                ("cuKernelGetName", CUDA_ERROR_INVALID_HANDLE)
+            ],
             |d, arm| {
                 let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default())?;
                 arm();
                 unit(lib.kernel_names())
-            }
-        ),
-        bare!(
-            "Library::kernel_names",
-            "cuKernelGetName",
-            CUDA_ERROR_INVALID_HANDLE,
-            |d, arm| {
-                let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default())?;
-                arm();
-                unit(lib.kernel_names())
-            }
-        ),
-        bare!(
-            "Library::kernel",
-            "cuLibraryGetKernel",
-            CUDA_ERROR_NOT_FOUND,
-            |d, arm| {
-                let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default())?;
-                arm();
-                // SAFETY: as `add_fn`.
-                unit(unsafe { lib.kernel::<Add>("vector_add") })
             }
         ),
         // As cuFuncGetParamInfo: INVALID_VALUE ends the parameter list.
         bare!(
             "Library::kernel",
-            "cuKernelGetParamInfo",
-            CUDA_ERROR_INVALID_HANDLE,
+            [
+                ("cuLibraryGetKernel", CUDA_ERROR_NOT_FOUND),
+                ("cuKernelGetParamInfo", CUDA_ERROR_INVALID_HANDLE)
+            ],
             |d, arm| {
                 let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default())?;
                 arm();
@@ -1676,26 +1627,11 @@ fn rows() -> Vec<Row> {
         // --- managed memory -------------------------------------------------------------
         ctx!(
             "CurrentContext::alloc_managed",
-            "cuMemAllocManaged",
-            CUDA_ERROR_OUT_OF_MEMORY,
-            |cur, arm| {
-                arm();
-                unit(cur.alloc_managed::<u32>(64, Attach::Global))
-            }
-        ),
-        ctx!(
-            "CurrentContext::alloc_managed",
-            "cuMemsetD8",
-            CUDA_ERROR_INVALID_VALUE,
-            |cur, arm| {
-                arm();
-                unit(cur.alloc_managed::<u32>(64, Attach::Global))
-            }
-        ),
-        ctx!(
-            "CurrentContext::alloc_managed",
-            "cuDeviceGetCount",
-            CUDA_ERROR_INVALID_VALUE,
+            [
+                ("cuMemAllocManaged", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuMemsetD8", CUDA_ERROR_INVALID_VALUE),
+                ("cuDeviceGetCount", CUDA_ERROR_INVALID_VALUE)
+            ],
             |cur, arm| {
                 arm();
                 unit(cur.alloc_managed::<u32>(64, Attach::Global))
@@ -1840,8 +1776,10 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Graph::add_copy_to_device",
-            "cuCtxGetCurrent",
-            CUDA_ERROR_INVALID_CONTEXT,
+            [
+                ("cuCtxGetCurrent", CUDA_ERROR_INVALID_CONTEXT),
+                ("cuGraphAddMemcpyNode", CUDA_ERROR_INVALID_VALUE)
+            ],
             |cur, arm| {
                 let b = cur.alloc::<u32>(4)?;
                 let h = [1u32; 4];
@@ -1887,18 +1825,6 @@ fn rows() -> Vec<Row> {
                 let mut g = cur.create_graph()?;
                 arm();
                 unit(g.add_kernel(&[], &f, 1, 32, 0, (&a, &b, &c)))
-            }
-        ),
-        ctx!(
-            "Graph::add_copy_to_device",
-            "cuGraphAddMemcpyNode",
-            CUDA_ERROR_INVALID_VALUE,
-            |cur, arm| {
-                let b = cur.alloc::<u32>(4)?;
-                let h = [1u32; 4];
-                let mut g = cur.create_graph()?;
-                arm();
-                unit(g.add_copy_to_device(&[], &b, &h))
             }
         ),
         ctx!(
@@ -2029,19 +1955,10 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Graph::try_clone",
-            "cuGraphClone",
-            CUDA_ERROR_OUT_OF_MEMORY,
-            |cur, arm| {
-                let mut g = cur.create_graph()?;
-                g.add_empty(&[])?;
-                arm();
-                unit(g.try_clone())
-            }
-        ),
-        ctx!(
-            "Graph::try_clone",
-            "cuGraphNodeFindInClone",
-            CUDA_ERROR_INVALID_VALUE,
+            [
+                ("cuGraphClone", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuGraphNodeFindInClone", CUDA_ERROR_INVALID_VALUE)
+            ],
             |cur, arm| {
                 let mut g = cur.create_graph()?;
                 g.add_empty(&[])?;
@@ -2051,18 +1968,10 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Graph::add_conditional",
-            "cuGraphConditionalHandleCreate",
-            CUDA_ERROR_INVALID_VALUE,
-            |cur, arm| {
-                let mut g = cur.create_graph()?;
-                arm();
-                unit(g.add_conditional(&[], ConditionalKind::If, Some(false)))
-            }
-        ),
-        ctx!(
-            "Graph::add_conditional",
-            "cuGraphAddNode",
-            CUDA_ERROR_INVALID_VALUE,
+            [
+                ("cuGraphConditionalHandleCreate", CUDA_ERROR_INVALID_VALUE),
+                ("cuGraphAddNode", CUDA_ERROR_INVALID_VALUE)
+            ],
             |cur, arm| {
                 let mut g = cur.create_graph()?;
                 arm();
@@ -2071,18 +1980,10 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Graph::add_alloc",
-            "cuGraphAddMemAllocNode",
-            CUDA_ERROR_OUT_OF_MEMORY,
-            |cur, arm| {
-                let mut g = cur.create_graph()?;
-                arm();
-                unit(g.add_alloc::<u32>(&[], 64))
-            }
-        ),
-        ctx!(
-            "Graph::add_alloc",
-            "cuCtxGetDevice",
-            CUDA_ERROR_INVALID_CONTEXT,
+            [
+                ("cuGraphAddMemAllocNode", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuCtxGetDevice", CUDA_ERROR_INVALID_CONTEXT)
+            ],
             |cur, arm| {
                 let mut g = cur.create_graph()?;
                 arm();
@@ -2189,28 +2090,17 @@ fn rows() -> Vec<Row> {
         // --- stream capture ---------------------------------------------------------------
         ctx!(
             "Stream::capture",
-            "cuStreamGetFlags",
-            CUDA_ERROR_INVALID_HANDLE,
-            |cur, arm| {
-                let mut s = stream(cur)?;
-                arm();
-                unit(s.capture(CaptureMode::ThreadLocal, |_| Ok(())))
-            }
-        ),
-        ctx!(
-            "Stream::capture",
-            "cuStreamBeginCapture",
-            CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-            |cur, arm| {
-                let mut s = stream(cur)?;
-                arm();
-                unit(s.capture(CaptureMode::ThreadLocal, |_| Ok(())))
-            }
-        ),
-        ctx!(
-            "Stream::capture",
-            "cuStreamGetCaptureInfo",
-            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            [
+                ("cuStreamGetFlags", CUDA_ERROR_INVALID_HANDLE),
+                (
+                    "cuStreamBeginCapture",
+                    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                ),
+                (
+                    "cuStreamGetCaptureInfo",
+                    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                )
+            ],
             |cur, arm| {
                 let mut s = stream(cur)?;
                 arm();
@@ -2329,36 +2219,11 @@ fn rows() -> Vec<Row> {
         ),
         ctx!(
             "Capturing::fork",
-            "cuEventCreate",
-            CUDA_ERROR_OUT_OF_MEMORY,
-            |cur, arm| {
-                let (mut s, mut side) = (stream(cur)?, stream(cur)?);
-                unit(
-                    s.capture_with(CaptureMode::ThreadLocal, &mut [&mut side], |cap, br| {
-                        arm();
-                        cap.fork(&mut br[0], |_| Ok(()))
-                    }),
-                )
-            }
-        ),
-        ctx!(
-            "Capturing::fork",
-            "cuEventRecord",
-            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
-            |cur, arm| {
-                let (mut s, mut side) = (stream(cur)?, stream(cur)?);
-                unit(
-                    s.capture_with(CaptureMode::ThreadLocal, &mut [&mut side], |cap, br| {
-                        arm();
-                        cap.fork(&mut br[0], |_| Ok(()))
-                    }),
-                )
-            }
-        ),
-        ctx!(
-            "Capturing::fork",
-            "cuStreamWaitEvent",
-            CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+            [
+                ("cuEventCreate", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuEventRecord", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+                ("cuStreamWaitEvent", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+            ],
             |cur, arm| {
                 let (mut s, mut side) = (stream(cur)?, stream(cur)?);
                 unit(
@@ -2436,6 +2301,9 @@ fn rows() -> Vec<Row> {
             }
         ),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The codes every row is made to fail with, after its documented one.

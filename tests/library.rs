@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{driver, no_leaks, second_device};
+use common::{driver, no_leaks, out_of_range_jit_options, second_device};
 
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::link::LinkInput;
@@ -272,29 +272,7 @@ fn names_options_files_and_sizes_are_checked_before_the_driver() {
     drop(add);
     drop(lib);
     // JIT options out of range.
-    for (options, parameter) in [
-        (
-            JitOptions {
-                optimization_level: Some(99),
-                ..Default::default()
-            },
-            "JitOptions::optimization_level",
-        ),
-        (
-            JitOptions {
-                target: Some(10),
-                ..Default::default()
-            },
-            "JitOptions::target",
-        ),
-        (
-            JitOptions {
-                target: Some(u32::MAX),
-                ..Default::default()
-            },
-            "JitOptions::target",
-        ),
-    ] {
+    for (options, parameter) in out_of_range_jit_options() {
         assert!(invalid_argument(
             d.load_library(SLICES.as_bytes(), &options),
             parameter

@@ -6,13 +6,13 @@
 
 mod common;
 
-use common::{ON_GPU, on_device0};
+use common::{ON_GPU, fatbin_with_ptx, on_device0, out_of_range_jit_options};
 
-use oxicuda_driver::CudaError;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::link::{LinkInput, LinkInputKind};
-use oxicuda_driver::module::{JitOptions, Severity};
+use oxicuda_driver::module::{JitOptions, Module, Severity};
 use oxicuda_driver::sys::{CUresult, CUstream_flags};
+use oxicuda_driver::{CudaError, CurrentContext};
 use std::path::Path;
 
 const A: &str = include_str!("../kernels/link_a.ptx");
@@ -30,6 +30,17 @@ fn b() -> LinkInput<'static> {
         name: "link_b.ptx",
         text: B,
     }
+}
+
+/// What `read_factor` of a linked `module` reads (kernels/link_b.cu's factor).
+fn read_factor(cur: &CurrentContext<'_>, module: &Module<'_>) -> Result<f32, CudaError> {
+    // SAFETY: kernels/link_a.cu: `read_factor` writes y[0] only if y is not empty.
+    let read = unsafe { module.function::<(Out<f32>,)>("read_factor")? };
+    let mut f = cur.alloc::<f32>(1)?;
+    let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    read.launch(&stream, 1, 1, 0, (&mut f,))?;
+    stream.synchronize()?;
+    Ok(f.to_vec()?[0])
 }
 
 #[test]
@@ -188,39 +199,10 @@ fn files_link_and_the_owned_image_loads_later() {
         let image = linker.complete_image()?;
         // The linker is gone; the owned copy still loads.
         let module = cur.load_module(&image, &JitOptions::default())?;
-        // SAFETY: kernels/link_a.cu, as above.
-        let read = unsafe { module.function::<(Out<f32>,)>("read_factor")? };
-        let mut f = cur.alloc::<f32>(1)?;
-        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        read.launch(&stream, 1, 1, 0, (&mut f,))?;
-        stream.synchronize()?;
-        assert_eq!(f.to_vec()?, [3.0]);
+        assert_eq!(read_factor(cur, &module)?, 3.0);
         Ok(())
     });
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A fatbin (16-byte header, entries with a 64-byte header each) holding `ptx` for
-/// sm_80 (as tests/memory.rs builds one).
-fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
-    let mut payload = ptx.as_bytes().to_vec();
-    payload.push(0);
-    let mut e = Vec::new();
-    e.extend_from_slice(&1u16.to_le_bytes()); // kind: PTX
-    e.extend_from_slice(&0x0101u16.to_le_bytes());
-    e.extend_from_slice(&64u32.to_le_bytes());
-    e.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    e.extend_from_slice(&[0u8; 12]);
-    e.extend_from_slice(&80u32.to_le_bytes());
-    e.resize(64, 0);
-    e.extend(payload);
-    let mut fat = Vec::new();
-    fat.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
-    fat.extend_from_slice(&1u16.to_le_bytes());
-    fat.extend_from_slice(&16u16.to_le_bytes());
-    fat.extend_from_slice(&(e.len() as u64).to_le_bytes());
-    fat.extend(e);
-    fat
 }
 
 #[test]
@@ -231,13 +213,7 @@ fn a_fatbin_input_links_and_a_well_formed_cubin_reaches_the_driver() {
         linker.add(a())?;
         linker.add(LinkInput::Fatbin(&fat))?;
         let module = linker.complete()?;
-        // SAFETY: kernels/link_a.cu, as above.
-        let read = unsafe { module.function::<(Out<f32>,)>("read_factor")? };
-        let mut f = cur.alloc::<f32>(1)?;
-        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        read.launch(&stream, 1, 1, 0, (&mut f,))?;
-        stream.synchronize()?;
-        assert_eq!(f.to_vec()?, [3.0]);
+        assert_eq!(read_factor(cur, &module)?, 3.0);
         if !ON_GPU {
             // A 64-bit ELF header without sections passes the checks; softcuda has no
             // GPU code to link from it.
@@ -383,36 +359,7 @@ fn names_with_nul_and_out_of_range_jit_options_are_invalid_arguments() {
         ));
         // JIT options out of range: refused before the driver sees them, for links
         // and module loads alike.
-        for (options, parameter) in [
-            (
-                JitOptions {
-                    optimization_level: Some(5),
-                    ..Default::default()
-                },
-                "JitOptions::optimization_level",
-            ),
-            (
-                JitOptions {
-                    optimization_level: Some(99),
-                    ..Default::default()
-                },
-                "JitOptions::optimization_level",
-            ),
-            (
-                JitOptions {
-                    target: Some(10),
-                    ..Default::default()
-                },
-                "JitOptions::target",
-            ),
-            (
-                JitOptions {
-                    target: Some(u32::MAX),
-                    ..Default::default()
-                },
-                "JitOptions::target",
-            ),
-        ] {
+        for (options, parameter) in out_of_range_jit_options() {
             assert!(invalid_argument(cur.linker(&options).map(drop), parameter));
             assert!(invalid_argument(
                 cur.load_ptx(B, &options).map(drop),

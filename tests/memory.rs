@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::on_device0;
+use common::{fatbin_with_ptx, on_device0};
 
 use oxicuda_driver::CudaError;
 use oxicuda_driver::launch::{In, Out};
@@ -209,29 +209,6 @@ fn pinned_and_registered_host_memory_feed_async_copies() {
         ));
         Ok(())
     });
-}
-
-/// A fatbin (16-byte header, entries with a 64-byte header each) holding `ptx` for
-/// sm_80.
-fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
-    let mut payload = ptx.as_bytes().to_vec();
-    payload.push(0);
-    let mut e = Vec::new();
-    e.extend_from_slice(&1u16.to_le_bytes()); // kind: PTX
-    e.extend_from_slice(&0x0101u16.to_le_bytes());
-    e.extend_from_slice(&64u32.to_le_bytes());
-    e.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    e.extend_from_slice(&[0u8; 12]);
-    e.extend_from_slice(&80u32.to_le_bytes());
-    e.resize(64, 0);
-    e.extend(payload);
-    let mut fat = Vec::new();
-    fat.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
-    fat.extend_from_slice(&1u16.to_le_bytes());
-    fat.extend_from_slice(&16u16.to_le_bytes());
-    fat.extend_from_slice(&(e.len() as u64).to_le_bytes());
-    fat.extend(e);
-    fat
 }
 
 /// A 64-bit ELF header with no program or section headers.

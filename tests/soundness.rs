@@ -9,7 +9,9 @@
 
 mod common;
 
-use common::{ON_GPU, driver, libsoftcuda, live_contexts, no_leaks, on_device0};
+use common::{
+    ON_GPU, driver, fault_kernel, fault_module, libsoftcuda, live_contexts, no_leaks, on_device0,
+};
 
 use oxicuda_driver::error::check;
 use oxicuda_driver::launch::{In, Out};
@@ -20,24 +22,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 const SLICES: &str = include_str!("../kernels/slices.ptx");
-
-/// A kernel that stores to the address it is given: used only to make softcuda
-/// report a sticky `ILLEGAL_ADDRESS` (address 0 is never memory softcuda maps, so the
-/// store faults and lands nowhere).
-const FAULT: &str = "
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry fault(.param .u64 fault_param_0)
-{
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<2>;
-    ld.param.u64 %rd1, [fault_param_0];
-    mov.u32 %r1, 7;
-    st.global.u32 [%rd1], %r1;
-    ret;
-}
-";
 
 fn current(d: &Driver) -> CUcontext {
     let mut c = CUcontext::NULL;
@@ -278,11 +262,8 @@ fn a_scope_never_returns_while_its_copy_may_still_run_when_another_stream_faults
     let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
     let mut host = vec![0x5555_5555u32; 1 << 16];
     let result = ctx.bind(|cur| -> Result<(), CudaError> {
-        let module = cur.load_ptx(FAULT, &JitOptions::default())?;
-        // SAFETY: not a kept contract — the kernel stores to the address it is given,
-        // here 0, which softcuda never maps: the store faults (a sticky
-        // ILLEGAL_ADDRESS) and writes nothing. That fault is what this test needs.
-        let fault = unsafe { module.function::<(u64,)>("fault")? };
+        let module = fault_module(cur)?;
+        let fault = fault_kernel(&module)?;
         let device = cur.alloc_from(&vec![0xAAAA_AAAAu32; 1 << 16])?;
         let flags = CUstream_flags::CU_STREAM_NON_BLOCKING;
         let (copying, faulting) = (cur.create_stream(flags)?, cur.create_stream(flags)?);
@@ -391,10 +372,8 @@ fn a_host_callback_after_a_fault_is_dropped_not_leaked() {
     );
     let ran2 = ran.clone();
     let r = ctx.bind(|cur| -> Result<(), CudaError> {
-        let module = cur.load_ptx(FAULT, &JitOptions::default())?;
-        // SAFETY: as in the scope test: a deliberate fault at address 0, which
-        // softcuda never maps.
-        let fault = unsafe { module.function::<(u64,)>("fault")? };
+        let module = fault_module(cur)?;
+        let fault = fault_kernel(&module)?;
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         fault.launch(&stream, 1, 1, 0, (0u64,))?;
         stream.launch_host_fn(move || {

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{driver, no_leaks};
+use common::{SoftDevices, driver, no_leaks};
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
@@ -36,26 +36,6 @@ const CONTEXTS_PER_DEVICE: usize = 2;
 const N: usize = 32;
 
 type Add = (In<f32>, In<f32>, Out<f32>);
-
-/// softcuda with four devices while alive; the default devices when dropped.
-struct FourDevices(i32);
-
-impl FourDevices {
-    fn configure() -> FourDevices {
-        let version = softcuda::control::config().version;
-        let devices = (0..DEVICES as u32)
-            .map(|i| softcuda::control::Profile::new(i, 8 + i % 2, 0, 1024))
-            .collect();
-        softcuda::control::configure(version, devices).unwrap();
-        FourDevices(version)
-    }
-}
-
-impl Drop for FourDevices {
-    fn drop(&mut self) {
-        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
-    }
-}
 
 /// One iteration's work in the bound context: stream, buffers, launch, check.
 fn work(
@@ -124,7 +104,11 @@ fn worker(
 #[test]
 fn eight_threads_bind_create_launch_and_drop_across_four_devices() {
     let (d, _g) = driver();
-    let _devices = FourDevices::configure();
+    let _devices = SoftDevices::configure(
+        (0..DEVICES as u32)
+            .map(|i| softcuda::control::Profile::new(i, 8 + i % 2, 0, 1024))
+            .collect(),
+    );
     assert_eq!(d.device_count().unwrap(), DEVICES);
 
     // The watchdog: a run past 240 s is a deadlock; abort with a message.

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{no_leaks, ok, serial};
+use common::{no_leaks, ok, pinned_pool_props, serial};
 use softcuda::api::{context::*, graph::*, memory::*, module::*, proc::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
@@ -1578,18 +1578,7 @@ fn launches_of_one_exec_are_ordered() {
 
 fn alloc_params(bytes: usize) -> CUDA_MEM_ALLOC_NODE_PARAMS {
     CUDA_MEM_ALLOC_NODE_PARAMS {
-        poolProps: CUmemPoolProps {
-            allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
-            handleTypes: CU_MEM_HANDLE_TYPE_NONE,
-            location: CUmemLocation {
-                type_: CU_MEM_LOCATION_TYPE_DEVICE,
-                id: 0,
-            },
-            win32SecurityAttributes: null_mut(),
-            maxSize: 0,
-            usage: 0,
-            reserved: [0; 54],
-        },
+        poolProps: pinned_pool_props(),
         accessDescs: null(),
         accessDescCount: 0,
         bytesize: bytes,

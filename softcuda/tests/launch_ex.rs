@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{no_leaks, ok, serial};
+use common::{function, launch_kernel, no_leaks, ok, serial};
 use softcuda::api::launch_ex::{self, CUlaunchAttribute, CUlaunchConfig};
 use softcuda::api::{context::*, device::*, memory::*, module::*, stream::*};
 use softcuda::types::*;
@@ -35,13 +35,6 @@ fn with_module(dev: CUdevice, ptx: &str, f: impl FnOnce(CUmodule, CUstream)) {
         ok(cuCtxDestroy_v2(ctx));
     }
     no_leaks();
-}
-
-fn function(m: CUmodule, name: &std::ffi::CStr) -> CUfunction {
-    let mut f = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer and module, a NUL-terminated name.
-    ok(unsafe { cuModuleGetFunction(&mut f, m, name.as_ptr()) });
-    f
 }
 
 /// A device buffer of `n` u32s (zeroed), as a kernel's Slice parameter.
@@ -78,6 +71,8 @@ impl Buf {
         v
     }
 
+    /// The parameter pointer: the address, then the length — a Slice parameter, or
+    /// (read as 8 bytes) a `.u64` address parameter.
     fn param(&mut self) -> *mut c_void {
         self.slice.as_mut_ptr().cast()
     }
@@ -700,9 +695,8 @@ fn hand_written_cluster_addresses() {
     let _g = serial();
     with_module(0, DSMEM_PTX, |m, s| {
         let f = function(m, c"dsmem");
-        let out = Buf::new(2 * 6);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(2 * 6);
+        let mut params = [out.param()];
         ok(launch_ex(
             f,
             [6, 1, 1],
@@ -816,22 +810,7 @@ fn launch_plain(
     s: CUstream,
     params: &mut [*mut c_void],
 ) -> CUresult {
-    // SAFETY: one pointer per kernel parameter.
-    unsafe {
-        cuLaunchKernel(
-            f,
-            grid[0],
-            grid[1],
-            grid[2],
-            block[0],
-            block[1],
-            block[2],
-            0,
-            s,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
+    launch_kernel(f, grid, block, 0, s, params)
 }
 
 /// `cuLaunchCooperativeKernel` of `f` with `params`.
@@ -908,9 +887,8 @@ fn graph_node(
 fn compiled_in_cluster_shapes_are_checked_on_every_launch_path() {
     let _g = serial();
     with_module(0, BAD_CLUSTERS_PTX, |m, s| {
-        let out = Buf::new(4);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(4);
+        let mut params = [out.param()];
         let huge = function(m, c"huge");
         // Before: a million co-resident blocks, an aborted process.
         let r = launch_plain(huge, [1024, 1024, 1], [32, 1, 1], s, &mut params);
@@ -970,9 +948,8 @@ fn a_cluster_shape_set_on_the_function_applies_to_every_launch_path() {
     let _g = serial();
     with_module(0, NCTA_PTX, |m, s| {
         let f = function(m, c"ncta");
-        let out = Buf::new(4);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(4);
+        let mut params = [out.param()];
         let (g4, g3, b) = ([4, 1, 1], [3, 1, 1], [32, 1, 1]);
         ok(launch_plain(f, g4, b, s, &mut params));
         sync(s);
@@ -1078,9 +1055,8 @@ fn co_resident_blocks_beyond_the_memory_limit_are_refused_before_allocating() {
     let _g = serial();
     with_module(0, LOCAL_PTX, |m, s| {
         let f = function(m, c"loc");
-        let out = Buf::new(1);
-        let mut p = out.ptr;
-        let mut params = [(&raw mut p).cast::<c_void>()];
+        let mut out = Buf::new(1);
+        let mut params = [out.param()];
         // The review's case: a full co-resident grid of 1024 threads with 64 KiB
         // each is 16 GiB of stacks; refused at the launch, nothing allocated.
         let mut per_sm = 0;

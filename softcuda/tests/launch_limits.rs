@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{ok, serial};
+use common::{function, launch_kernel, ok, serial};
 use softcuda::api::{context::*, device::*, module::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
-use std::ffi::{c_uint, c_void};
+use std::ffi::c_uint;
 
 const KERNELS: &str = concat!(
     ".version 8.0\n.target sm_80\n.address_size 64\n",
@@ -29,30 +29,7 @@ fn attr(a: c_uint, dev: CUdevice) -> u32 {
 
 /// Launches `f` (no parameters) on `s`.
 fn launch(f: CUfunction, grid: [u32; 3], block: [u32; 3], shared: u32, s: CUstream) -> CUresult {
-    let mut args: [*mut c_void; 0] = [];
-    // SAFETY: a kernel without parameters: an empty parameter array.
-    unsafe {
-        cuLaunchKernel(
-            f,
-            grid[0],
-            grid[1],
-            grid[2],
-            block[0],
-            block[1],
-            block[2],
-            shared,
-            s,
-            args.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-fn function(m: CUmodule, name: &std::ffi::CStr) -> CUfunction {
-    let mut f = std::ptr::null_mut();
-    // SAFETY: a valid out-pointer and module, a NUL-terminated name.
-    ok(unsafe { cuModuleGetFunction(&mut f, m, name.as_ptr()) });
-    f
+    launch_kernel(f, grid, block, shared, s, &mut [])
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{no_leaks, ok, serial};
+use common::{no_leaks, ok, pinned_pool_props, serial};
 use softcuda::api::{context::*, device::*, graph::*, managed::*, memory::*, pool::*, stream::*};
 use softcuda::types::*;
 use std::ffi::c_void;
@@ -125,18 +125,7 @@ fn pools_count_reserve_release_and_trim() {
     let s = stream();
     // SAFETY (all below): softcuda's exports, called as C would call them.
     unsafe {
-        let props = CUmemPoolProps {
-            allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
-            handleTypes: CU_MEM_HANDLE_TYPE_NONE,
-            location: CUmemLocation {
-                type_: CU_MEM_LOCATION_TYPE_DEVICE,
-                id: 0,
-            },
-            win32SecurityAttributes: null_mut(),
-            maxSize: 0,
-            usage: 0,
-            reserved: [0; 54],
-        };
+        let props = pinned_pool_props();
         let mut pool = null_mut();
         ok(cuMemPoolCreate(&mut pool, &props));
         assert_eq!(softcuda::control::live_counts().pools, 1);

@@ -132,3 +132,99 @@ pub fn libsoftcuda() -> PathBuf {
         .find(|p| p.exists())
         .expect("libsoftcuda.so is built with the tests")
 }
+
+/// A kernel `fault` that stores 7 to the address it is given: given 0, which softcuda
+/// never maps, the store faults (a sticky `ILLEGAL_ADDRESS`) and lands nowhere.
+const FAULT: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry fault(.param .u64 fault_param_0)
+{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [fault_param_0];
+    mov.u32 %r1, 7;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+";
+
+/// The module of the faulting kernel, loaded in `cur`.
+pub fn fault_module<'c>(
+    cur: &'c oxicuda_driver::CurrentContext<'_>,
+) -> Result<oxicuda_driver::module::Module<'c>, oxicuda_driver::CudaError> {
+    cur.load_ptx(FAULT, &oxicuda_driver::module::JitOptions::default())
+}
+
+/// The kernel of a [`fault_module`], to be launched with address 0 to make the
+/// context report a sticky `ILLEGAL_ADDRESS`.
+pub fn fault_kernel<'m>(
+    module: &'m oxicuda_driver::module::Module<'_>,
+) -> Result<oxicuda_driver::module::Function<'m, (u64,)>, oxicuda_driver::CudaError> {
+    // SAFETY: not a kept contract — the kernel stores to the address it is given; the
+    // tests give it 0, which softcuda never maps: the store faults (a sticky
+    // ILLEGAL_ADDRESS) and writes nothing. That fault is what they need.
+    unsafe { module.function::<(u64,)>("fault") }
+}
+
+/// A fatbin (16-byte header, entries with a 64-byte header each) holding `ptx` for
+/// sm_80.
+pub fn fatbin_with_ptx(ptx: &str) -> Vec<u8> {
+    let mut payload = ptx.as_bytes().to_vec();
+    payload.push(0);
+    let mut e = Vec::new();
+    e.extend_from_slice(&1u16.to_le_bytes()); // kind: PTX
+    e.extend_from_slice(&0x0101u16.to_le_bytes());
+    e.extend_from_slice(&64u32.to_le_bytes());
+    e.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    e.extend_from_slice(&[0u8; 12]);
+    e.extend_from_slice(&80u32.to_le_bytes());
+    e.resize(64, 0);
+    e.extend(payload);
+    let mut fat = Vec::new();
+    fat.extend_from_slice(&0xBA55ED50u32.to_le_bytes());
+    fat.extend_from_slice(&1u16.to_le_bytes());
+    fat.extend_from_slice(&16u16.to_le_bytes());
+    fat.extend_from_slice(&(e.len() as u64).to_le_bytes());
+    fat.extend(e);
+    fat
+}
+
+/// softcuda configured with `devices` (at its current version) while alive; when
+/// dropped, injected faults cleared and the default devices again.
+pub struct SoftDevices(i32);
+
+impl SoftDevices {
+    pub fn configure(devices: Vec<softcuda::control::Profile>) -> SoftDevices {
+        let version = softcuda::control::config().version;
+        softcuda::control::configure(version, devices).unwrap();
+        SoftDevices(version)
+    }
+}
+
+impl Drop for SoftDevices {
+    fn drop(&mut self) {
+        softcuda::control::clear_faults();
+        softcuda::control::configure(self.0, softcuda::control::Profile::defaults()).unwrap();
+    }
+}
+
+/// JIT options out of range, each with the parameter its refusal names.
+pub fn out_of_range_jit_options() -> [(oxicuda_driver::module::JitOptions, &'static str); 4] {
+    use oxicuda_driver::module::JitOptions;
+    let level = |l| JitOptions {
+        optimization_level: Some(l),
+        ..Default::default()
+    };
+    let target = |t| JitOptions {
+        target: Some(t),
+        ..Default::default()
+    };
+    [
+        (level(5), "JitOptions::optimization_level"),
+        (level(99), "JitOptions::optimization_level"),
+        (target(10), "JitOptions::target"),
+        (target(u32::MAX), "JitOptions::target"),
+    ]
+}

@@ -4,7 +4,7 @@
 //! the driver reports them. What softcuda does not model is refused with
 //! `CUDA_ERROR_NOT_SUPPORTED` (see docs/softcuda.md, "Graphs and capture").
 
-use super::out;
+use super::{c_text, out};
 use crate::api::memory::with_graph_memory;
 use crate::api::memory::{memcpy3d_job, set_job};
 use crate::api::module::prepare_launch;
@@ -15,7 +15,7 @@ use crate::ptx::LaunchConfig;
 use crate::state::{self, Kind, R};
 use crate::stream::Event;
 use crate::types::*;
-use core::ffi::{CStr, c_char, c_uint, c_ulonglong};
+use core::ffi::{c_char, c_uint, c_ulonglong};
 use std::sync::Arc;
 
 /// `CUDA_ERROR_OPERATING_SYSTEM`: the DOT file could not be written.
@@ -701,10 +701,8 @@ pub unsafe extern "C" fn cuGraphDebugDotPrint(
         if path.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(path) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(path, code::INVALID_VALUE) }?;
         let text = {
             let s = store();
             let gid = graph::graph_id(&s, g)?;

@@ -21,9 +21,9 @@
 
 use super::memory::{Removed, free_global};
 use super::module::{
-    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_log,
+    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_global,
 };
-use super::out;
+use super::{c_text, out};
 use crate::ptx;
 use crate::state::{self, Kind, R, State};
 use crate::types::*;
@@ -114,18 +114,7 @@ fn load(
     library_options(ln, lopts, lvalues)?;
     let jit = parse_options(jn, jopts, jvalues, newest)?;
     let text = ptx_text(image, jit.opts.target_sm)?;
-    let module = match ptx::Module::load(&text, &jit.opts) {
-        Ok((m, info)) => {
-            write_log(jit.info, jvalues, &info);
-            write_log(jit.error, jvalues, "");
-            m
-        }
-        Err(log) => {
-            write_log(jit.error, jvalues, &log);
-            write_log(jit.info, jvalues, "");
-            return Err(code::INVALID_PTX);
-        }
-    };
+    let module = jit.compile(&text, jvalues)?;
     let mut s = state::state();
     let id = s.next_id();
     let mut kernels = Vec::with_capacity(module.kernels().len());
@@ -199,10 +188,8 @@ pub unsafe extern "C" fn cuLibraryLoadFromFile(
         if path.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(path) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(path, code::INVALID_VALUE) }?;
         let mut bytes = std::fs::read(path).map_err(|_| code::FILE_NOT_FOUND)?;
         // At least 4 bytes (`ptx_text` reads the magic), NUL-terminated.
         bytes.extend_from_slice(&[0; 4]);
@@ -365,26 +352,16 @@ pub unsafe extern "C" fn cuLibraryGetGlobal(
         if name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let name = unsafe { CStr::from_ptr(name) }
-            .to_str()
-            .map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let m = module_in(library_id(h)?)?;
         let s = state::state();
-        let m = s.modules.get(&m).ok_or(code::INVALID_HANDLE)?;
-        let i = m
-            .ptx
-            .globals()
-            .iter()
-            .position(|g| g.name == name)
-            .ok_or(code::NOT_FOUND)?;
-        if !dptr.is_null() {
-            out(dptr, *m.global_addrs.get(i).ok_or(code::NOT_FOUND)?)?;
-        }
-        if !bytes.is_null() {
-            out(bytes, m.ptx.globals()[i].size as usize)?;
-        }
-        Ok(())
+        write_global(
+            s.modules.get(&m).ok_or(code::INVALID_HANDLE)?,
+            name,
+            dptr,
+            bytes,
+        )
     })
 }
 

@@ -18,7 +18,7 @@
 //! softcuda has no GPU code to link.
 
 use super::module::{parse_options, ptx_text, write_log};
-use super::out;
+use super::{c_text, out};
 use crate::ptx::{self, link::Unit};
 use crate::state::{self, Kind, R};
 use crate::types::*;
@@ -207,10 +207,8 @@ pub unsafe extern "C" fn cuLinkAddFile_v2(
             return Err(code::INVALID_VALUE);
         }
         check_input_options(n, options, values)?;
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(path) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(path, code::INVALID_VALUE) }?;
         let bytes = std::fs::read(path).map_err(|_| code::FILE_NOT_FOUND)?;
         if bytes.is_empty() {
             return Err(code::INVALID_IMAGE);

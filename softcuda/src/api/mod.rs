@@ -37,7 +37,7 @@ pub mod tensor_map;
 pub mod unimplemented;
 
 use crate::state::R;
-use crate::types::code;
+use crate::types::{CUresult, code};
 
 /// Writes `v` through the out-pointer `p`; `INVALID_VALUE` if it is null.
 pub(crate) fn out<T>(p: *mut T, v: T) -> R {
@@ -48,4 +48,16 @@ pub(crate) fn out<T>(p: *mut T, v: T) -> R {
     // writable `T`.
     unsafe { p.write(v) };
     Ok(())
+}
+
+/// The text of the caller's C string `p`; `bad` if it is not UTF-8.
+///
+/// # Safety
+///
+/// `p` is non-null and points to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn c_text<'a>(p: *const core::ffi::c_char, bad: CUresult) -> R<&'a str> {
+    // SAFETY: by this function's contract.
+    unsafe { core::ffi::CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| bad)
 }

@@ -5,7 +5,7 @@
 //! are limited by threads (warp-rounded), registers (per-warp allocation of 256),
 //! shared memory (with 1 KiB reserved per block) and the architecture's block limit.
 
-use super::out;
+use super::{c_text, out};
 use crate::api::memory::{Removed, allocate_global, free_global};
 use crate::device::Profile;
 use crate::devmem;
@@ -40,6 +40,25 @@ pub(crate) struct Jit {
     pub(crate) opts: ptx::JitOptions,
     pub(crate) info: Option<(*mut c_char, usize, usize)>,
     pub(crate) error: Option<(*mut c_char, usize, usize)>,
+}
+
+impl Jit {
+    /// Compiles `text` with these options, writing the info and error logs through
+    /// `values` (the one that does not apply empty); a failure is `INVALID_PTX`.
+    pub(crate) fn compile(&self, text: &str, values: *mut *mut c_void) -> R<ptx::Module> {
+        match ptx::Module::load(text, &self.opts) {
+            Ok((m, info)) => {
+                write_log(self.info, values, &info);
+                write_log(self.error, values, "");
+                Ok(m)
+            }
+            Err(log) => {
+                write_log(self.error, values, &log);
+                write_log(self.info, values, "");
+                Err(code::INVALID_PTX)
+            }
+        }
+    }
 }
 
 pub(crate) fn parse_options(
@@ -227,18 +246,7 @@ fn load(
     };
     let jit = parse_options(n, options, values, sm)?;
     let text = ptx_text(image, sm)?;
-    let module = match ptx::Module::load(&text, &jit.opts) {
-        Ok((m, info)) => {
-            write_log(jit.info, values, &info);
-            write_log(jit.error, values, "");
-            m
-        }
-        Err(log) => {
-            write_log(jit.error, values, &log);
-            write_log(jit.info, values, "");
-            return Err(code::INVALID_PTX);
-        }
-    };
+    let module = jit.compile(&text, values)?;
     let (_s, id) = install(state::state(), ctx, module)?;
     out(pmod, state::handle(Kind::Module, id))
 }
@@ -327,10 +335,8 @@ pub unsafe extern "C" fn cuModuleLoad(pmod: *mut CUmodule, fname: *const c_char)
             return Err(code::INVALID_VALUE);
         }
         state::current_ctx(&state::state())?;
-        // SAFETY: a NUL-terminated path, by the C contract.
-        let path = unsafe { CStr::from_ptr(fname) }
-            .to_str()
-            .map_err(|_| code::INVALID_VALUE)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let path = unsafe { c_text(fname, code::INVALID_VALUE) }?;
         let mut bytes = std::fs::read(path).map_err(|_| code::FILE_NOT_FOUND)?;
         bytes.push(0);
         load(
@@ -374,9 +380,8 @@ pub unsafe extern "C" fn cuModuleGetFunction(
         if pf.is_null() || name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let cname = unsafe { CStr::from_ptr(name) };
-        let name = cname.to_str().map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let id = module_id(hmod)?;
         let mut s = state::state();
         state::current_ctx(&s)?;
@@ -448,28 +453,43 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
         if name.is_null() {
             return Err(code::INVALID_VALUE);
         }
-        // SAFETY: a NUL-terminated name, by the C contract.
-        let name = unsafe { CStr::from_ptr(name) }
-            .to_str()
-            .map_err(|_| code::NOT_FOUND)?;
+        // SAFETY: non-null (checked above) and NUL-terminated, by the C contract.
+        let name = unsafe { c_text(name, code::NOT_FOUND) }?;
         let id = module_id(hmod)?;
         let s = state::state();
         state::current_ctx(&s)?;
-        let m = s.modules.get(&id).ok_or(code::INVALID_HANDLE)?;
-        let i = m
-            .ptx
-            .globals()
-            .iter()
-            .position(|g| g.name == name)
-            .ok_or(code::NOT_FOUND)?;
-        if !dptr.is_null() {
-            out(dptr, m.global_addrs[i])?;
-        }
-        if !bytes.is_null() {
-            out(bytes, m.ptx.globals()[i].size as usize)?;
-        }
-        Ok(())
+        write_global(
+            s.modules.get(&id).ok_or(code::INVALID_HANDLE)?,
+            name,
+            dptr,
+            bytes,
+        )
     })
+}
+
+/// Writes the device address and the size of module `m`'s variable `name` through
+/// whichever of `dptr` and `bytes` is not null (`NOT_FOUND` if it has no variable of
+/// that name): `cuModuleGetGlobal` and `cuLibraryGetGlobal`.
+pub(crate) fn write_global(
+    m: &ModuleEntry,
+    name: &str,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+) -> R {
+    let (i, g) = m
+        .ptx
+        .globals()
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.name == name)
+        .ok_or(code::NOT_FOUND)?;
+    if !dptr.is_null() {
+        out(dptr, *m.global_addrs.get(i).ok_or(code::NOT_FOUND)?)?;
+    }
+    if !bytes.is_null() {
+        out(bytes, g.size as usize)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn device_of(s: &State, ctx: u64) -> R<&Profile> {

@@ -1447,6 +1447,21 @@ fn run_thread(
             t.regs[base + $x as usize]
         };
     }
+    // Where `len` bytes at `addr` of `space` are, for this thread.
+    macro_rules! locate {
+        ($space:expr, $addr:expr, $len:expr) => {
+            locate(
+                cx,
+                cache,
+                t.stack.len(),
+                shared.len(),
+                peers,
+                $space,
+                $addr,
+                $len,
+            )
+        };
+    }
     // Saves the position and stops.
     macro_rules! stop {
         ($s:expr) => {{
@@ -1680,16 +1695,7 @@ fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate(
-                    cx,
-                    cache,
-                    t.stack.len(),
-                    shared.len(),
-                    peers,
-                    *space,
-                    addr,
-                    size * u32::from(*n),
-                )?;
+                let loc = locate!(*space, addr, size * u32::from(*n))?;
                 for (k, &x) in d.iter().take(usize::from(*n)).enumerate() {
                     let v = read(cx, loc, &t.stack, shared, peers, k as u32 * size, size);
                     r!(x) = extend(v, *ty, *dbits);
@@ -1698,16 +1704,7 @@ fn run_thread(
             Op::St { space, ty, n, s, a } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate(
-                    cx,
-                    cache,
-                    t.stack.len(),
-                    shared.len(),
-                    peers,
-                    *space,
-                    addr,
-                    size * u32::from(*n),
-                )?;
+                let loc = locate!(*space, addr, size * u32::from(*n))?;
                 for (k, &x) in s.iter().take(usize::from(*n)).enumerate() {
                     let v = r!(x);
                     let off = k as u32 * size;
@@ -1740,16 +1737,7 @@ fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate(
-                    cx,
-                    cache,
-                    t.stack.len(),
-                    shared.len(),
-                    peers,
-                    *space,
-                    addr,
-                    size,
-                )?;
+                let loc = locate!(*space, addr, size)?;
                 let bv = r!(*b);
                 let cv = if *c == NO_REG { 0 } else { r!(*c) };
                 let old = match loc {

@@ -2,8 +2,13 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use softcuda::api::init::cuInit;
+use softcuda::api::module::{cuLaunchKernel, cuModuleGetFunction};
 use softcuda::control;
-use softcuda::types::{CUresult, code};
+use softcuda::types::{
+    CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_NONE, CU_MEM_LOCATION_TYPE_DEVICE,
+    CUfunction, CUmemLocation, CUmemPoolProps, CUmodule, CUresult, CUstream, code,
+};
+use std::ffi::{CStr, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -32,4 +37,57 @@ pub fn no_leaks() {
         control::Counts::default(),
         "objects left alive"
     );
+}
+
+/// The function `name` of module `m`.
+#[track_caller]
+pub fn function(m: CUmodule, name: &CStr) -> CUfunction {
+    let mut f = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer and module, a NUL-terminated name.
+    ok(unsafe { cuModuleGetFunction(&mut f, m, name.as_ptr()) });
+    f
+}
+
+/// `cuLaunchKernel` of `f` (`grid` × `block`, `shared` bytes of dynamic shared
+/// memory) on `s` with `params`, one pointer per kernel parameter.
+pub fn launch_kernel(
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: u32,
+    s: CUstream,
+    params: &mut [*mut c_void],
+) -> CUresult {
+    // SAFETY: the caller passes one pointer per kernel parameter.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            grid[0],
+            grid[1],
+            grid[2],
+            block[0],
+            block[1],
+            block[2],
+            shared,
+            s,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+/// The properties of a pool of pinned memory on device 0, with no handle type.
+pub fn pinned_pool_props() -> CUmemPoolProps {
+    CUmemPoolProps {
+        allocType: CU_MEM_ALLOCATION_TYPE_PINNED,
+        handleTypes: CU_MEM_HANDLE_TYPE_NONE,
+        location: CUmemLocation {
+            type_: CU_MEM_LOCATION_TYPE_DEVICE,
+            id: 0,
+        },
+        win32SecurityAttributes: std::ptr::null_mut(),
+        maxSize: 0,
+        usage: 0,
+        reserved: [0; 54],
+    }
 }
