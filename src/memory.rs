@@ -273,8 +273,10 @@ pub(crate) unsafe fn memset<T: MemsetValue>(
 }
 
 pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
+    // `ok_or_else`, not `ok_or`: the eager error would be dropped on every call (a call
+    // to `CudaError`'s drop glue on the copy path; benches/callgrind.rs).
     len.checked_mul(size_of::<T>())
-        .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+        .ok_or_else(|| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
 }
 
 pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), CudaError> {
@@ -351,11 +353,13 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
     }
 
     /// Copies `src` (same length) into the buffer; returns when done.
+    #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         self.as_mut_slice().copy_from_host(src)
     }
 
     /// Copies the buffer into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         self.as_slice().copy_to_host(dst)
     }
@@ -404,6 +408,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     }
 
     /// Copies the elements into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         same_len(dst.len(), self.len)?;
         // SAFETY: `dst` holds `len` writable elements.
@@ -425,6 +430,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     ///
     /// # Safety
     /// `dst` must be valid for writes of `len` elements.
+    #[inline]
     unsafe fn copy_to(&self, dst: *mut T) -> Result<(), CudaError> {
         // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes valid.
         check(unsafe {
@@ -472,6 +478,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     }
 
     /// Copies `src` (same length) in; returns when done.
+    #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         same_len(self.len, src.len())?;
         // SAFETY: both ranges hold `len` elements; the copy is synchronous.
@@ -485,6 +492,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     }
 
     /// Copies the elements into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         self.as_slice().copy_to_host(dst)
     }
