@@ -273,10 +273,12 @@ pub(crate) unsafe fn memset<T: MemsetValue>(
 }
 
 pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
-    // `ok_or_else`, not `ok_or`: the eager error would be dropped on every call (a call
-    // to `CudaError`'s drop glue on the copy path; benches/callgrind.rs).
-    len.checked_mul(size_of::<T>())
-        .ok_or_else(|| CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+    // A match, not `ok_or(error)`: the eager error would be dropped on every call (a
+    // call to `CudaError`'s drop glue on the copy path; benches/callgrind.rs).
+    match len.checked_mul(size_of::<T>()) {
+        Some(bytes) => Ok(bytes),
+        None => Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE)),
+    }
 }
 
 pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), CudaError> {
