@@ -239,9 +239,9 @@ scale = lambda v: (math.log10(max(v, 1)) / lmax) * (W - left - 80)
 svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
        f'font-family="sans-serif" font-size="12">',
        f'<rect width="{W}" height="{H}" fill="white"/>',
-       f'<text x="{left}" y="20" font-size="14" font-weight="bold">oxicuda-driver vs raw vs cudarc 0.19: '
+       f'<text x="10" y="20" font-size="14" font-weight="bold">oxicuda-driver vs raw vs cudarc 0.19: '
        f'{unit}</text>',
-       f'<text x="{left}" y="38" fill="#555">log scale; shorter is cheaper</text>']
+       f'<text x="10" y="38" fill="#555">log scale; shorter is cheaper</text>']
 for d in range(0, lmax + 1):
     x = left + scale(10 ** d)
     svg.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{H - 30}" stroke="#ddd"/>')
