@@ -16,7 +16,7 @@
 //! (`cuMemcpyHtoD`), and cudarc's `memcpy_htod` (`cuMemcpyHtoDAsync` on the legacy
 //! default stream from pageable memory, which the driver completes before returning).
 //!
-//! `bash scripts/bench.sh` (it sets the environment up; run alone, this panics).
+//! `bash scripts/bench.sh` (it sets the environment up; run alone, this runs nothing).
 #![allow(missing_docs)] // criterion_group! defines an undocumented public function
 
 #[path = "common/mod.rs"]
@@ -60,10 +60,13 @@ fn label() -> String {
 }
 
 fn benches(c: &mut Criterion) {
-    assert!(
-        std::env::var_os(ENV_DRIVER_PATH).is_some(),
-        "run through scripts/bench.sh: {ENV_DRIVER_PATH} and LD_LIBRARY_PATH must name the same driver"
-    );
+    if std::env::var_os(ENV_DRIVER_PATH).is_none() {
+        eprintln!(
+            "vs_cudarc: nothing run: {ENV_DRIVER_PATH} and LD_LIBRARY_PATH must name the same \
+             driver (bash scripts/bench.sh sets them)"
+        );
+        return;
+    }
     let l = label();
     let d = common::driver("vs_cudarc");
     // cudarc: libcuda.so from LD_LIBRARY_PATH — the same file, already mapped.
