@@ -9,6 +9,7 @@ callgrind listing (<target>/bench-callgrind.txt) and the build-time output
 """
 import datetime
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -90,6 +91,9 @@ w("all three bindings measured side by side in one process per driver). The mach
 w("this run used is a shared 2-core VM with other jobs running: times are noisy, ratios")
 w("measured in one run are what to read, and the callgrind instruction counts are exact")
 w("and repeatable.")
+w("")
+w("Criterion settings: " + ("`BENCH_QUICK=1`, warm-up 0.5 s, measurement 2 s per benchmark."
+                             if os.environ.get("BENCH_QUICK") else "warm-up 1 s, measurement 4 s per benchmark."))
 w("")
 w("**ours**: oxicuda-driver's safe call (`Function::launch`, `Event::record`,")
 w("`Stream::synchronize`, `DeviceBuffer::copy_from_host`, ...). **raw**: the driver's")
@@ -173,8 +177,12 @@ prev = out / "results.md"
 if not bt and prev.exists():
     m = re.search(r"```\n(round .*?median: .*?)\n```", prev.read_text(), re.S)
     bt = m.group(1) if m else ""
+    kept = bool(bt)
+else:
+    kept = False
 w("`scripts/build_time.sh`: cold release build of the library (default features) vs")
-w("cudarc 0.19 with `driver,cuda-12020,dynamic-loading`, alternating rounds:")
+w("cudarc 0.19 with `driver,cuda-12020,dynamic-loading`, alternating rounds"
+  + (" (kept from the previous run: this one had `BENCH_BUILD_ROUNDS=0`):" if kept else ":"))
 w("")
 w("```")
 w(bt or "(not run: BENCH_BUILD_ROUNDS=0 and no earlier figure)")
