@@ -1,7 +1,15 @@
 //! Start-up and call costs against the real 535 driver (`scripts/fixtures.sh`):
 //! - `load/dlopen_and_resolve`: open the library and resolve the whole table;
 //! - `load/resolve_table`: resolve the whole table through cuGetProcAddress_v2 alone;
-//! - `call/cuDriverGetVersion`: one cheap call through the safe API vs the raw pointer.
+//! - `call/cuDriverGetVersion`: one cheap call through the safe API vs the raw pointer;
+//! - `init_vs_cudarc/{ours,cudarc}`: a fresh process's first driver call, from nothing to
+//!   the answer of `cuDriverGetVersion` (timed inside a child process, so that both pay
+//!   the first `dlopen` of the library): ours loads the library and resolves its whole
+//!   table through `cuGetProcAddress_v2`; cudarc 0.19 (`dynamic-loading`) `dlopen`s
+//!   `libcuda.so` (the fixture's folder on `LD_LIBRARY_PATH`) and resolves each
+//!   function lazily, by `dlsym`, on its first call — here the one function called;
+//! - `load/dlsym_one_symbol`: what each later first call costs cudarc (one `dlsym`).
+//!   `cuInit` itself fails on the fixture without a GPU, so neither side calls it.
 //!
 //! `cargo bench --bench init`
 #![allow(missing_docs)] // criterion_group! defines an undocumented public function
@@ -33,8 +41,66 @@ fn real_driver() -> Option<PathBuf> {
     None
 }
 
+/// In a child process: time the first driver call from nothing, print nanoseconds.
+fn child(which: &str, path: &std::path::Path) {
+    let t = std::time::Instant::now();
+    let version = match which {
+        "ours" => {
+            // SAFETY: the fixture is NVIDIA's libcuda.so.1 (535).
+            let options = unsafe { DriverOptions::new().path(path) };
+            let d = Driver::load(&options).expect("the 535 driver loads");
+            d.query_version().expect("a version").raw()
+        }
+        _ => {
+            let mut v = 0;
+            // SAFETY: a valid out-pointer.
+            let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+            assert_eq!(r, cudarc::driver::sys::CUresult::CUDA_SUCCESS);
+            v as u32
+        }
+    };
+    let ns = t.elapsed().as_nanos();
+    assert!(version >= 12000, "{which}: version {version}");
+    println!("{ns}");
+}
+
 fn benches(c: &mut Criterion) {
     let Some(path) = real_driver() else { return };
+    if let Ok(which) = std::env::var("INIT_CHILD") {
+        child(&which, &path);
+        std::process::exit(0);
+    }
+    let dir = path.parent().expect("a folder").to_owned();
+    let mut g = c.benchmark_group("init_vs_cudarc");
+    g.sample_size(20);
+    for which in ["ours", "cudarc"] {
+        g.bench_function(which, |b| {
+            b.iter_custom(|iters| {
+                let mut total = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+                        .arg("--bench")
+                        .env("INIT_CHILD", which)
+                        .env("LD_LIBRARY_PATH", &dir)
+                        .output()
+                        .expect("the child runs");
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    let ns: u64 = String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .find_map(|l| l.trim().parse().ok())
+                        .expect("the child prints its time");
+                    total += std::time::Duration::from_nanos(ns);
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+
     // SAFETY: the fixture is NVIDIA's libcuda.so.1 (535).
     let options = unsafe { DriverOptions::new().path(&path) };
     // Held for the whole run, so that re-opening the library is a reference count.
@@ -47,6 +113,19 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("load");
     g.bench_function("dlopen_and_resolve", |b| {
         b.iter(|| black_box(Driver::load(black_box(&options))))
+    });
+    let lib = {
+        // SAFETY: as above; only symbols are looked up.
+        unsafe { libloading::Library::new(&path) }.expect("dlopen")
+    };
+    g.bench_function("dlsym_one_symbol", |b| {
+        // SAFETY: the symbol is only looked up, never called.
+        b.iter(|| {
+            black_box(
+                unsafe { lib.get::<unsafe extern "C" fn()>(black_box(b"cuLaunchKernel\0")) }
+                    .is_ok(),
+            )
+        })
     });
     g.bench_function("resolve_table", |b| {
         // SAFETY: the real driver's cuGetProcAddress_v2, valid while `driver` lives.

@@ -72,6 +72,7 @@ impl<K: EventKind> Event<'_, K> {
     }
 
     /// Records the event on `stream`: it completes when the work queued before it has.
+    #[inline]
     pub fn record(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
         // SAFETY: live event and stream of the current context.
         check(unsafe { self.driver.table().cuEventRecord()?(self.raw, stream.raw()) })
@@ -84,6 +85,7 @@ impl<K: EventKind> Event<'_, K> {
     }
 
     /// Whether the last record is complete.
+    #[inline]
     pub fn is_done(&self) -> Result<bool, CudaError> {
         // SAFETY: a live event.
         done(unsafe { self.driver.table().cuEventQuery()?(self.raw) })

@@ -281,6 +281,7 @@ macro_rules! signatures {
         impl<$($P: KernelParam, $A: GraphArg<$P>),*> GraphArgs<($($P,)*)> for ($($A,)*) {}
         impl<$($P: KernelParam, $A: sealed::ArgBytes<$P>),*> sealed::Params<($($P,)*)> for ($($A,)*) {
             #[allow(unused_variables, unused_mut, clippy::unused_unit)]
+            #[inline]
             fn with_params<R>(mut self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
                 let mut scratch = [[0u64; 2]; count!($($P)*)];
                 let mut params: [*mut c_void; count!($($P)*)] =
@@ -338,6 +339,7 @@ impl From<(u32, u32, u32)> for Dim3 {
 impl<S: Signature> Function<'_, S> {
     /// Launches the kernel on `stream` with `grid × block` threads, `shared_bytes` of
     /// dynamic shared memory, and `args` — checked by the compiler against `S`.
+    #[inline]
     pub fn launch(
         &self,
         stream: &Stream<'_>,

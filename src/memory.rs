@@ -282,8 +282,12 @@ pub(crate) unsafe fn memset<T: MemsetValue>(
 }
 
 pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
-    len.checked_mul(size_of::<T>())
-        .ok_or(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE))
+    // A match, not `ok_or(error)`: the eager error would be dropped on every call (a
+    // call to `CudaError`'s drop glue on the copy path; benches/callgrind.rs).
+    match len.checked_mul(size_of::<T>()) {
+        Some(bytes) => Ok(bytes),
+        None => Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE)),
+    }
 }
 
 pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), CudaError> {
@@ -355,11 +359,13 @@ impl<'ctx> CurrentContext<'ctx> {
 
 impl<T: DeviceCopy> DeviceBuffer<'_, T> {
     /// Copies `src` (same length) into the buffer; returns when done.
+    #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         self.as_mut_slice().copy_from_host(src)
     }
 
     /// Copies the buffer into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         self.as_slice().copy_to_host(dst)
     }
@@ -408,6 +414,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     }
 
     /// Copies the elements into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         same_len(dst.len(), self.len)?;
         // SAFETY: `dst` holds `len` writable elements.
@@ -429,6 +436,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     ///
     /// # Safety
     /// `dst` must be valid for writes of `len` elements.
+    #[inline]
     unsafe fn copy_to(&self, dst: *mut T) -> Result<(), CudaError> {
         // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes valid.
         check(unsafe {
@@ -476,6 +484,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     }
 
     /// Copies `src` (same length) in; returns when done.
+    #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         same_len(self.len, src.len())?;
         // SAFETY: both ranges hold `len` elements; the copy is synchronous.
@@ -489,6 +498,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     }
 
     /// Copies the elements into `dst` (same length); returns when done.
+    #[inline]
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
         self.as_slice().copy_to_host(dst)
     }

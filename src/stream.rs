@@ -27,6 +27,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
 
 /// A query's answer: done, not yet (`NOT_READY`), or an error.
+#[inline]
 pub(crate) fn done(r: CUresult) -> Result<bool, CudaError> {
     match r {
         CUresult::CUDA_SUCCESS => Ok(true),
@@ -114,6 +115,7 @@ impl Stream<'_> {
     }
 
     /// Waits for all work queued on the stream.
+    #[inline]
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: a live stream of the current context.
         check(unsafe { self.driver.table().cuStreamSynchronize()?(self.raw) })

@@ -117,15 +117,27 @@ macro_rules! driver_table {
                 #[doc = concat!("`", stringify!($name), "`, or the error naming it and the driver it needs.")]
                 #[inline]
                 pub fn $name(&self) -> Result<pfn::$name, $crate::error::CudaError> {
-                    self.$name.ok_or($crate::error::CudaError::NotSupported {
-                        function: stringify!($name),
-                        needs: $crate::version::DriverVersion::from_raw($ver),
-                    })
+                    // Not `ok_or(error)`: that builds and drops the error on every call
+                    // (a call to its drop glue on the hot path; benches/callgrind.rs).
+                    match self.$name {
+                        Some(f) => Ok(f),
+                        None => Err($crate::table::not_supported(stringify!($name), $ver)),
+                    }
                 }
             )*
         }
     };
 }
+/// The error of a table slot the driver left empty: out of line, off the hot path.
+#[cold]
+#[inline(never)]
+pub(crate) fn not_supported(function: &'static str, needs: u32) -> crate::error::CudaError {
+    crate::error::CudaError::NotSupported {
+        function,
+        needs: crate::version::DriverVersion::from_raw(needs),
+    }
+}
+
 mod list;
 pub use list::{COUNT, DriverTable, ENTRIES, pfn};
 pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
