@@ -40,7 +40,12 @@
 //! handle bound when the error came back is marked: the driver itself reports the
 //! error to the other users of the context (on NVIDIA's driver an illegal address
 //! leaves the whole process unable to use CUDA; softcuda confines it to the context).
-//! [`PrimaryContext::reset`] clears its handle's mark.
+//! [`PrimaryContext::reset`] clears its handle's mark (softcuda recovers there;
+//! NVIDIA documents these errors as needing a new process). What is marked is the
+//! innermost binding on the thread when a sticky code came back, also for calls not
+//! about that context (dropping another `Context`, retaining a primary context, a
+//! second driver's calls): on NVIDIA's driver the error is process-wide anyway. A
+//! sticky answer to a nested push marks the pushed handle only.
 //!
 //! Mixing with other CUDA libraries on one thread: inside a binding, other code
 //! must leave the context stack as it found it (push and pop in pairs; no
@@ -201,12 +206,14 @@ fn bind_raw<R>(
     }
     // SAFETY: `raw` is a live context of `driver` (its owner is borrowed for the
     // binding; the callers check it belongs to `driver`).
-    if let Err(e) = check(unsafe { driver.table().cuCtxPushCurrent()?(raw) }) {
-        // A sticky answer to the push itself: this context is unusable too.
-        if e.is_sticky() {
-            poisoned.set(e.code());
+    let pushed = unsafe { driver.table().cuCtxPushCurrent()?(raw) };
+    if pushed != CUresult::CUDA_SUCCESS {
+        // A sticky answer to the push marks this context only — not through `check`,
+        // which would record it for the enclosing binding's context as well.
+        if pushed.is_sticky() {
+            poisoned.set(Some(pushed));
         }
-        return Err(e);
+        return Err(CudaError::Driver(pushed));
     }
     if root {
         ROOT_BOUND.with(|b| b.set(true));

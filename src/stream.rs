@@ -285,7 +285,12 @@ fn wait_or_abort(driver: &'static Driver, sync: SyncFn, stream: CUstream) -> Res
     match check(crate::graph::retry_relaxed(driver, || unsafe {
         sync(stream)
     })) {
-        Err(e) if !e.is_sticky() => {
+        // A sticky code means the work was abandoned — except EXTERNAL_DEVICE, which
+        // cuda.h calls sticky only in its asynchronous form: not proof enough.
+        Err(e)
+            if !e.is_sticky()
+                || e.code() == Some(crate::sys::CUresult::CUDA_ERROR_EXTERNAL_DEVICE) =>
+        {
             tracing::error!(%e, "cannot wait for an async scope's copies; aborting");
             std::process::abort()
         }

@@ -227,6 +227,30 @@ fn a_fault_in_a_nested_binding_marks_the_inner_context_only() {
 }
 
 #[test]
+fn a_sticky_answer_to_a_nested_push_marks_the_pushed_context_only() {
+    let (d, _g) = driver();
+    let dev = d.device(0).unwrap();
+    let (outer, inner) = (
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+        Context::new(&dev, CUctx_flags::empty()).unwrap(),
+    );
+    outer
+        .bind(|cur| -> Result<(), CudaError> {
+            softcuda::control::inject_fault("cuCtxPushCurrent", 1, ILLEGAL.0 as u32);
+            assert_eq!(cur.push(&inner, |_| ()), Err(CudaError::Driver(ILLEGAL)));
+            softcuda::control::clear_faults();
+            assert_eq!(cur.alloc_from(&[5u8])?.to_vec()?, [5]);
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(inner.sticky_error(), Some(ILLEGAL));
+    assert_eq!(outer.sticky_error(), None);
+    drop((outer, inner));
+    no_leaks();
+}
+
+#[test]
 fn a_primary_context_is_usable_again_after_a_reset() {
     let (d, _g) = driver();
     let dev = d.device(0).unwrap();

@@ -266,12 +266,16 @@ impl CudaError {
 /// The error for a failure code the driver returned (not `CUDA_SUCCESS`): notes a
 /// sticky one for the binding in progress ([`crate::context`]'s docs). Every code
 /// that comes from the driver becomes an error through here or [`check`].
+#[cold]
+#[inline(never)]
 pub(crate) fn driver_error(code: CUresult) -> CudaError {
     crate::context::note_failure(code);
     CudaError::Driver(code)
 }
 
-/// `Ok(())` for `CUDA_SUCCESS`, the typed error otherwise.
+/// `Ok(())` for `CUDA_SUCCESS`, the typed error otherwise. A sticky code checked
+/// inside a binding marks that binding's context as unusable
+/// ([`crate::context`]'s docs), as the crate's own calls do.
 #[inline]
 pub fn check(code: CUresult) -> Result<(), CudaError> {
     if code == CUresult::CUDA_SUCCESS {
