@@ -236,7 +236,7 @@ fn a_sticky_answer_to_a_nested_push_marks_the_pushed_context_only() {
     );
     outer
         .bind(|cur| -> Result<(), CudaError> {
-            softcuda::control::inject_fault("cuCtxPushCurrent", 1, ILLEGAL.0 as u32);
+            softcuda::control::inject_fault("cuCtxPushCurrent", 1, ILLEGAL.0);
             assert_eq!(cur.push(&inner, |_| ()), Err(CudaError::Driver(ILLEGAL)));
             softcuda::control::clear_faults();
             assert_eq!(cur.alloc_from(&[5u8])?.to_vec()?, [5]);
