@@ -99,7 +99,7 @@ pub struct CurrentContext<'ctx> {
 type Brand<'ctx> = PhantomData<(fn(&'ctx ()) -> &'ctx (), *const ())>;
 
 /// The context current on this thread in `driver`'s per-thread stack (null if none).
-fn current(driver: &Driver) -> Result<CUcontext, CudaError> {
+pub(crate) fn current(driver: &Driver) -> Result<CUcontext, CudaError> {
     let mut c = CUcontext::NULL;
     // SAFETY: a valid out-pointer.
     check(unsafe { driver.table().cuCtxGetCurrent()?(&mut c) })?;
@@ -184,7 +184,7 @@ impl Drop for Unbind<'_> {
     }
 }
 
-fn bind_raw<R>(
+pub(crate) fn bind_raw<R>(
     driver: &'static Driver,
     raw: CUcontext,
     root: bool,
@@ -236,7 +236,10 @@ fn bind_raw<R>(
 }
 
 /// Refuses a context of another driver than `driver` ([`CudaError::ForeignDriver`]).
-fn same_driver(driver: &'static Driver, other: &'static Driver) -> Result<(), CudaError> {
+pub(crate) fn same_driver(
+    driver: &'static Driver,
+    other: &'static Driver,
+) -> Result<(), CudaError> {
     if core::ptr::eq(driver, other) {
         Ok(())
     } else {
@@ -246,11 +249,34 @@ fn same_driver(driver: &'static Driver, other: &'static Driver) -> Result<(), Cu
 
 /// [`CudaError::InHostCallback`] on a driver thread running a host callback: CUDA
 /// forbids driver calls there (a binding that synchronises its own stream hangs).
-fn refuse_in_host_callback() -> Result<(), CudaError> {
+pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
     if crate::stream::in_host_callback() {
         Err(CudaError::InHostCallback)
     } else {
         Ok(())
+    }
+}
+
+/// A root binding of this crate held for a multi-context binding ([`crate::peer`]):
+/// claimed only on a thread with no binding and no current context, released when
+/// dropped (also on unwind).
+pub(crate) struct RootClaim(());
+
+impl RootClaim {
+    /// Claims the thread as [`bind_raw`]'s root check does
+    /// ([`CudaError::ContextAlreadyBound`] otherwise).
+    pub(crate) fn claim(driver: &'static Driver) -> Result<RootClaim, CudaError> {
+        if ROOT_BOUND.with(Cell::get) || !current(driver)?.is_null() {
+            return Err(CudaError::ContextAlreadyBound);
+        }
+        ROOT_BOUND.with(|b| b.set(true));
+        Ok(RootClaim(()))
+    }
+}
+
+impl Drop for RootClaim {
+    fn drop(&mut self) {
+        ROOT_BOUND.with(|b| b.set(false));
     }
 }
 
@@ -325,6 +351,12 @@ impl Context {
     /// then unusable, and binding it is refused ([`CudaError::ContextPoisoned`]).
     pub fn sticky_error(&self) -> Option<CUresult> {
         self.poisoned.get()
+    }
+
+    /// Its driver, handle and sticky-error mark, for a binding made elsewhere in the
+    /// crate ([`crate::peer`]).
+    pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
+        (self.driver, self.raw, &self.poisoned)
     }
 }
 
@@ -416,6 +448,11 @@ impl PrimaryContext {
         self.poisoned.get()
     }
 
+    /// Its driver, handle and sticky-error mark (see [`Context::parts`]).
+    pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
+        (self.device.driver(), self.raw, &self.poisoned)
+    }
+
     /// Flags and whether it is active.
     pub fn state(&self) -> Result<PrimaryState, CudaError> {
         let (mut flags, mut active): (c_uint, c_int) = (0, 0);
@@ -502,6 +539,16 @@ impl<'ctx> CurrentContext<'ctx> {
         self.driver
     }
 
+    /// A second token of this binding, for a wrapper that hands it on in place of the
+    /// original ([`crate::peer::Entered`]); the caller leaves the original unused.
+    pub(crate) fn twin(&self) -> CurrentContext<'ctx> {
+        CurrentContext {
+            driver: self.driver,
+            raw: self.raw,
+            _brand: PhantomData,
+        }
+    }
+
     /// The first sticky error reported on this thread during this binding, if any:
     /// the context is unusable from then on (every later call fails), and its handle
     /// is marked when the binding ends (see the module docs).
@@ -555,9 +602,13 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 
     /// Stops this context accessing `peer`'s memory
-    /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not).
+    /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not). Refused with
+    /// [`CudaError::PeerGroupsLive`] while a [`PeerGroup`](crate::peer::PeerGroup)
+    /// binding is active anywhere in the process: its kernels may be reading a peer's
+    /// memory through the access this would take away.
     pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
         same_driver(self.driver, peer.driver)?;
+        crate::peer::refuse_while_groups_live()?;
         // SAFETY: a live context.
         check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })
     }

@@ -54,6 +54,7 @@ pub mod loader;
 pub mod managed;
 pub mod memory;
 pub mod module;
+pub mod peer;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;

@@ -42,6 +42,7 @@ pub mod code {
     pub const NOT_READY: CUresult = 600;
     pub const ILLEGAL_ADDRESS: CUresult = 700;
     pub const LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
+    pub const PEER_ACCESS_UNSUPPORTED: CUresult = 217;
     pub const PEER_ACCESS_ALREADY_ENABLED: CUresult = 704;
     pub const PEER_ACCESS_NOT_ENABLED: CUresult = 705;
     pub const PRIMARY_CONTEXT_ACTIVE: CUresult = 708;

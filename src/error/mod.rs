@@ -232,6 +232,23 @@ pub enum CudaError {
         /// The sticky error.
         code: CUresult,
     },
+    /// A kernel-visible view of a [`PeerGroup`](crate::peer::PeerGroup) buffer was
+    /// asked for in a context without peer access to the buffer's owner.
+    #[error(
+        "device {accessor} has no peer access to device {owner}'s memory: enable it with PeerGroup::enable_peer_access first"
+    )]
+    PeerAccessNotEnabled {
+        /// The ordinal of the device whose context wanted the view.
+        accessor: usize,
+        /// The ordinal of the device owning the memory.
+        owner: usize,
+    },
+    /// Peer access cannot be disabled while a [`PeerGroup`](crate::peer::PeerGroup)
+    /// binding is active in the process: its kernels may rely on it.
+    #[error(
+        "peer access cannot be disabled while a PeerGroup binding is active (its kernels may be using it)"
+    )]
+    PeerGroupsLive,
 }
 
 /// What a sticky code's message adds.

@@ -446,8 +446,13 @@ pub unsafe extern "C" fn cuCtxEnablePeerAccess(peer: CUcontext, flags: c_uint) -
         let mut s = state::state();
         let id = state::current_ctx(&s)?;
         let (a, b) = (s.context(id)?.device, s.context(peer)?.device);
-        if !s.config.peer(a, b) {
+        // cuda.h: PEER_ACCESS_UNSUPPORTED when cuDeviceCanAccessPeer says no; one
+        // device and itself is no peer pair.
+        if a == b {
             return Err(code::INVALID_DEVICE);
+        }
+        if !s.config.peer(a, b) {
+            return Err(code::PEER_ACCESS_UNSUPPORTED);
         }
         let c = s.contexts.get_mut(&id).ok_or(code::INVALID_CONTEXT)?;
         if c.peers.contains(&peer) {
