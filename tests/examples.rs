@@ -214,3 +214,39 @@ fn cooperative_reduce_with_no_driver_chosen_runs_on_softcuda() {
     assert!(s.contains("cannot be resident at once"), "{s}");
     assert!(s.contains("65536 elements, equal to the CPU sum"), "{s}");
 }
+
+#[test]
+fn multi_gpu_with_no_driver_chosen_splits_the_work_over_softcudas_devices() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    // Four devices; 3 cannot reach 0, so device 3 falls back to a peer copy.
+    let out = Command::new(example("multi_gpu"))
+        .env_remove("OXICUDA_DRIVER_PATH")
+        .env_remove("OXICUDA_DRIVER")
+        .env("SOFTCUDA_DEVICES", "9.0:1024,9.0:1024,8.0:1024,8.0:1024")
+        .env("SOFTCUDA_P2P", "0-1,1-0,1-2,2-3")
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("4 devices; vector of 262144 floats"), "{s}");
+    assert!(s.contains("peer access enabled for 4 ordered device pairs"), "{s}");
+    assert!(s.contains("halos exchanged between 6 neighbouring pairs"), "{s}");
+    assert!(
+        s.contains("device 2 added device 3's chunk in place, through peer access"),
+        "{s}"
+    );
+    assert!(
+        s.contains("device 3 added device 0's chunk from a peer copy (no peer access)"),
+        "{s}"
+    );
+    assert!(s.contains("multi_gpu: all results equal to the CPU's"), "{s}");
+    // softcuda's default: two devices, linked both ways.
+    let out = run_unchosen("multi_gpu");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("2 devices;"), "{s}");
+    assert!(s.contains("multi_gpu: all results equal to the CPU's"), "{s}");
+}
