@@ -43,7 +43,13 @@ fn add<'g>(
     let add = unsafe { module.function::<Add>("vector_add")? };
     let stream = e.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
     let (a, b, mut c) = (a.view(e)?, b.view(e)?, c.view_mut(e)?);
-    add.launch(&stream, (c.len() as u32).div_ceil(256), 256, 0, (&a, &b, &mut c))
+    add.launch(
+        &stream,
+        (c.len() as u32).div_ceil(256),
+        256,
+        0,
+        (&a, &b, &mut c),
+    )
 }
 
 fn mismatch(what: &str) -> CudaError {
@@ -56,7 +62,10 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
     let contexts = (0..n)
         .map(|i| PrimaryContext::retain(&driver.device(i)?))
         .collect::<Result<Vec<_>, _>>()?;
-    println!("{n} devices; vector of {} floats, {CHUNK} per device", n * CHUNK);
+    println!(
+        "{n} devices; vector of {} floats, {CHUNK} per device",
+        n * CHUNK
+    );
     let a: Vec<f32> = (0..n * CHUNK).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..n * CHUNK).map(|i| (i % 7) as f32).collect();
     let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
@@ -96,7 +105,10 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
                 return Err(mismatch(&format!("device {i}'s halo")));
             }
         }
-        println!("halos exchanged between {} neighbouring pairs", n.saturating_sub(1) * 2);
+        println!(
+            "halos exchanged between {} neighbouring pairs",
+            n.saturating_sub(1) * 2
+        );
         // 3. d = c + c_next, reading the neighbour's chunk in place where peer access
         //    allows, else from a peer copy.
         for &m in &members {

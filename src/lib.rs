@@ -23,8 +23,10 @@
 //!   launch attributes, checked before the driver call), [`graph`] (CUDA graphs:
 //!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
-//!   prefetch, advice, host access) and [`tensor_map`] (TMA descriptors, every
-//!   documented rule checked before the driver sees them).
+//!   prefetch, advice, host access), [`tensor_map`] (TMA descriptors, every
+//!   documented rule checked before the driver sees them) and [`peer`] (several
+//!   contexts bound at once: one device's buffers used from another through checked
+//!   views, peer copies).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`

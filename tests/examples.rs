@@ -232,8 +232,14 @@ fn multi_gpu_with_no_driver_chosen_splits_the_work_over_softcudas_devices() {
     assert_eq!(out.status.code(), Some(0), "{s}");
     assert!(s.contains("Running on softcuda"), "{s}");
     assert!(s.contains("4 devices; vector of 262144 floats"), "{s}");
-    assert!(s.contains("peer access enabled for 4 ordered device pairs"), "{s}");
-    assert!(s.contains("halos exchanged between 6 neighbouring pairs"), "{s}");
+    assert!(
+        s.contains("peer access enabled for 4 ordered device pairs"),
+        "{s}"
+    );
+    assert!(
+        s.contains("halos exchanged between 6 neighbouring pairs"),
+        "{s}"
+    );
     assert!(
         s.contains("device 2 added device 3's chunk in place, through peer access"),
         "{s}"
@@ -242,11 +248,17 @@ fn multi_gpu_with_no_driver_chosen_splits_the_work_over_softcudas_devices() {
         s.contains("device 3 added device 0's chunk from a peer copy (no peer access)"),
         "{s}"
     );
-    assert!(s.contains("multi_gpu: all results equal to the CPU's"), "{s}");
+    assert!(
+        s.contains("multi_gpu: all results equal to the CPU's"),
+        "{s}"
+    );
     // softcuda's default: two devices, linked both ways.
     let out = run_unchosen("multi_gpu");
     let s = text(&out);
     assert_eq!(out.status.code(), Some(0), "{s}");
     assert!(s.contains("2 devices;"), "{s}");
-    assert!(s.contains("multi_gpu: all results equal to the CPU's"), "{s}");
+    assert!(
+        s.contains("multi_gpu: all results equal to the CPU's"),
+        "{s}"
+    );
 }
