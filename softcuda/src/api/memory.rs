@@ -61,6 +61,11 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
             device,
             kind,
             id,
+            reach: if kind == AllocKind::Device {
+                state::Reach::Context
+            } else {
+                state::Reach::Everywhere
+            },
         },
     );
     Ok(p as u64)
@@ -521,6 +526,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
                 device,
                 kind: AllocKind::Registered(flags),
                 id,
+                reach: state::Reach::Everywhere,
             },
         );
         Ok(())
