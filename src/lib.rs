@@ -24,7 +24,9 @@
 //!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access) and [`tensor_map`] (TMA descriptors, every
-//!   documented rule checked before the driver sees them).
+//!   documented rule checked before the driver sees them); [`device_pool`] (one
+//!   context per device, shared by threads: binding, device selection, a batch
+//!   split across devices).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -42,6 +44,7 @@
 
 pub mod context;
 pub mod device;
+pub mod device_pool;
 pub mod error;
 pub mod event;
 pub mod graph;
