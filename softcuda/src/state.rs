@@ -198,8 +198,9 @@ pub struct Alloc {
 /// restricted: any context may copy from or to any device's memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
-    /// Kernels of the owning context, and of contexts that have enabled peer access
-    /// to it (`cuCtxEnablePeerAccess`): `cuMemAlloc` memory, module variables.
+    /// Kernels of the owning context, of contexts that have enabled peer access to
+    /// it (`cuCtxEnablePeerAccess`) and of contexts that opened it through IPC
+    /// (`cuIpcOpenMemHandle`, until closed): `cuMemAlloc` memory, module variables.
     /// Another context on the same device has its own address space: no access.
     Context,
     /// Kernels of every context: managed memory, pinned and registered host memory.
@@ -275,6 +276,9 @@ pub struct State {
     pub kernels: HashMap<u64, crate::api::library::KernelEntry>,
     /// Link states by id (`cuLink*`).
     pub links: HashMap<u64, crate::api::link::LinkEntry>,
+    /// (context, buffer id) of each allocation a context opened with
+    /// `cuIpcOpenMemHandle` and has not closed: its kernels may touch it.
+    pub ipc_opened: std::collections::HashSet<(u64, u64)>,
     next_id: u64,
 }
 
@@ -307,6 +311,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         libraries: HashMap::new(),
         kernels: HashMap::new(),
         links: HashMap::new(),
+        ipc_opened: Default::default(),
         next_id: 0,
     })
 });
@@ -356,6 +361,8 @@ pub struct KernelMemory {
     device: usize,
     peers: Vec<u64>,
     pools: Vec<u64>,
+    /// Buffer ids of the allocations the context opened through IPC.
+    opened: Vec<u64>,
 }
 
 impl KernelMemory {
@@ -363,24 +370,35 @@ impl KernelMemory {
     /// pools' lock: never call it holding `crate::devmem::Work` (a free waiting for
     /// running work holds the state lock) or either lock.
     pub fn of(ctx: u64) -> Self {
-        let (device, peers) = {
+        let (device, peers, opened) = {
             let s = state();
-            s.contexts
+            let (device, peers) = s
+                .contexts
                 .get(&ctx)
-                .map_or((usize::MAX, Vec::new()), |c| (c.device, c.peers.clone()))
+                .map_or((usize::MAX, Vec::new()), |c| (c.device, c.peers.clone()));
+            let opened = s
+                .ipc_opened
+                .iter()
+                .filter(|(c, _)| *c == ctx)
+                .map(|&(_, id)| id)
+                .collect();
+            (device, peers, opened)
         };
         KernelMemory {
             ctx,
             device,
             peers,
             pools: crate::api::pool::open_to(device),
+            opened,
         }
     }
 
     fn reaches(&self, a: &Alloc) -> bool {
         match a.reach {
             Reach::Everywhere => true,
-            Reach::Context => a.ctx == self.ctx || self.peers.contains(&a.ctx),
+            Reach::Context => {
+                a.ctx == self.ctx || self.peers.contains(&a.ctx) || self.opened.contains(&a.id)
+            }
             Reach::Pool(p) => self.pools.contains(&p),
             Reach::Devices(mask) => self.device < 64 && mask >> self.device & 1 == 1,
         }

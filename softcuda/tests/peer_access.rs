@@ -2,15 +2,17 @@
 //! with peer access enabled (`cuCtxEnablePeerAccess`, until
 //! `cuCtxDisablePeerAccess`), never another context's memory on the same device;
 //! managed, pinned and registered host memory from everywhere; pool memory where the
-//! pool grants access (`cuMemPoolSetAccess`). A forbidden access is the sticky
+//! pool grants access (`cuMemPoolSetAccess`), graph memory where its access
+//! descriptors do. A forbidden access is the sticky
 //! `CUDA_ERROR_ILLEGAL_ADDRESS` of a fault. Copies between devices need no peer
-//! access. Every test ends with no live handle.
+//! access; memory opened through IPC is reachable from the opening context until it
+//! closes it. Every test ends with no live handle.
 
 mod common;
 
 use common::{launch_kernel, no_leaks, ok, serial};
 use softcuda::api::managed::cuMemAllocManaged;
-use softcuda::api::{context::*, memory::*, module::*, pool::*, stream::*};
+use softcuda::api::{context::*, graph::*, memory::*, module::*, pool::*, stream::*};
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -308,6 +310,108 @@ fn pool_memory_follows_the_pools_access_not_peer_access() {
         ok(cuMemPoolSetAccess(pool, &revoke, 1));
         ok(cuMemFreeAsync(p, null_mut()));
         ok(cuStreamSynchronize(null_mut()));
+    }
+    destroy(owner);
+    no_leaks();
+}
+
+#[test]
+fn memory_opened_through_ipc_is_reachable_until_closed() {
+    let _g = serial();
+    let owner = ctx_on(1);
+    let shared = alloc(16);
+    let mut h = CUipcMemHandle { reserved: [0; 64] };
+    // SAFETY: a valid out-pointer; the allocation's base.
+    ok(unsafe { cuIpcGetMemHandle(&mut h, shared) });
+    let c = ctx_on(0);
+    let (_, poke_f, _) = kernels();
+    let mut opened = 0;
+    // SAFETY: a valid out-pointer; a handle of a live allocation.
+    ok(unsafe { cuIpcOpenMemHandle_v2(&mut opened, h, 1) });
+    ok(poke(poke_f, opened, 12));
+    // SAFETY: the address the open returned.
+    ok(unsafe { cuIpcCloseMemHandle(opened) });
+    assert_eq!(poke(poke_f, opened, 13), code::ILLEGAL_ADDRESS, "closed");
+    destroy(c);
+    make_current(owner);
+    assert_eq!(read_u32(shared), 12);
+    destroy(owner);
+    no_leaks();
+}
+
+/// Graph memory on device 1, allocated by a launch of a graph with one allocation
+/// node (no free node: it outlives the launch), readable and writable by devices
+/// `access`.
+fn graph_memory(access: &[CUdevice]) -> CUdeviceptr {
+    let descs: Vec<CUmemAccessDesc> = access
+        .iter()
+        .map(|&d| CUmemAccessDesc {
+            location: CUmemLocation {
+                type_: CU_MEM_LOCATION_TYPE_DEVICE,
+                id: d,
+            },
+            flags: 3,
+        })
+        .collect();
+    let mut props = common::pinned_pool_props();
+    props.location.id = 1;
+    let mut params = CUDA_MEM_ALLOC_NODE_PARAMS {
+        poolProps: props,
+        accessDescs: if descs.is_empty() {
+            std::ptr::null()
+        } else {
+            descs.as_ptr()
+        },
+        accessDescCount: descs.len(),
+        bytesize: 64,
+        dptr: 0,
+    };
+    let (mut g, mut node, mut exec) = (null_mut(), null_mut(), null_mut());
+    // SAFETY: valid out-pointers and parameters; the legacy stream.
+    unsafe {
+        ok(cuGraphCreate(&mut g, 0));
+        ok(cuGraphAddMemAllocNode(
+            &mut node,
+            g,
+            std::ptr::null(),
+            0,
+            &mut params,
+        ));
+        ok(cuGraphInstantiateWithFlags(&mut exec, g, 0));
+        ok(cuGraphLaunch(exec, null_mut()));
+        ok(cuStreamSynchronize(null_mut()));
+        ok(cuGraphExecDestroy(exec));
+        ok(cuGraphDestroy(g));
+        ok(cuMemsetD8_v2(params.dptr, 0, 64));
+    }
+    params.dptr
+}
+
+#[test]
+fn graph_memory_follows_its_access_descriptors() {
+    let _g = serial();
+    let owner = ctx_on(1);
+    let closed = graph_memory(&[]);
+    let open = graph_memory(&[0]);
+    let c = ctx_on(0);
+    let (_, poke_f, _) = kernels();
+    // Peer access between the contexts does not open graph memory.
+    // SAFETY: a live peer context; no flags.
+    ok(unsafe { cuCtxEnablePeerAccess(owner, 0) });
+    ok(poke(poke_f, open, 21));
+    assert_eq!(poke(poke_f, closed, 22), code::ILLEGAL_ADDRESS);
+    destroy(c);
+    make_current(owner);
+    assert_eq!(read_u32(open), 21);
+    assert_eq!(read_u32(closed), 0);
+    // Kernels on the memory's own device may use it.
+    let (_, poke_f, _) = kernels();
+    ok(poke(poke_f, closed, 23));
+    assert_eq!(read_u32(closed), 23);
+    // SAFETY: the two allocations, each freed once.
+    unsafe {
+        ok(cuMemFree_v2(closed));
+        ok(cuMemFree_v2(open));
     }
     destroy(owner);
     no_leaks();
