@@ -338,10 +338,12 @@ fn contexts_migrate_between_many_threads_under_load() {
     let pool = DevicePool::new(d).unwrap();
     let seen: Mutex<HashMap<usize, HashSet<usize>>> = Mutex::new(HashMap::new());
     let peak = AtomicUsize::new(0);
+    let start = Barrier::new(THREADS);
     std::thread::scope(|s| {
         for t in 0..THREADS {
-            let (pool, seen, peak) = (&pool, &seen, &peak);
+            let (pool, seen, peak, start) = (&pool, &seen, &peak, &start);
             s.spawn(move || {
+                start.wait();
                 for it in 0..ITERATIONS {
                     let xs: Vec<f32> = (0..64).map(|k| (t * 1000 + it + k) as f32).collect();
                     let work = |i: usize, cur: &mut CurrentContext<'_>| {
