@@ -14,11 +14,12 @@
 #[path = "common/mod.rs"]
 mod common;
 
+use oxicuda_driver::device_pool::DevicePool;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::peer::{Entered, PeerBuffer, PeerGroup};
 use oxicuda_driver::sys::{CUresult, CUstream_flags};
-use oxicuda_driver::{CudaError, Driver, PrimaryContext};
+use oxicuda_driver::{CudaError, Driver};
 use std::process::ExitCode;
 
 const PTX: &str = include_str!("../kernels/slices.ptx");
@@ -58,10 +59,9 @@ fn mismatch(what: &str) -> CudaError {
 }
 
 fn run(driver: &'static Driver) -> Result<(), CudaError> {
-    let n = driver.device_count()?;
-    let contexts = (0..n)
-        .map(|i| PrimaryContext::retain(&driver.device(i)?))
-        .collect::<Result<Vec<_>, _>>()?;
+    // One context per device (the primary ones), lent all at once to a peer group.
+    let pool = DevicePool::new(driver)?;
+    let n = pool.len();
     println!(
         "{n} devices; vector of {} floats, {CHUNK} per device",
         n * CHUNK
@@ -70,86 +70,88 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
     let b: Vec<f32> = (0..n * CHUNK).map(|i| (i % 7) as f32).collect();
     let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
 
-    PeerGroup::bind(&contexts, |g| -> Result<(), CudaError> {
-        let pairs = g.enable_all_peer_access()?;
-        println!("peer access enabled for {pairs} ordered device pairs");
-        let members: Vec<_> = g.members().collect();
-        // Each device's chunk of a, b, and room for c and d.
-        let mut chunks = Vec::with_capacity(n);
-        for &m in &members {
-            let r = m.index() * CHUNK..(m.index() + 1) * CHUNK;
-            let da = g.alloc_from(m, &a[r.clone()])?;
-            let db = g.alloc_from(m, &b[r])?;
-            let dc = g.alloc::<f32>(m, CHUNK)?;
-            chunks.push((da, db, dc));
-        }
-        // 1. c = a + b, each device on its own chunk.
-        for (&m, (da, db, dc)) in members.iter().zip(chunks.iter_mut()) {
-            g.enter(m, |e| add(e, da, db, dc))??;
-        }
-        // 2. Halo exchange: [left neighbour's last c, right neighbour's first c].
-        for &m in &members {
-            let i = m.index();
-            let mut halo = g.alloc::<f32>(m, 2)?;
-            halo.copy_from_host(&[f32::NAN; 2])?;
-            if i > 0 {
-                halo.copy_from_peer(0, &chunks[i - 1].2, CHUNK - 1..)?;
+    pool.with_all(|contexts| {
+        PeerGroup::bind(contexts.iter().copied(), |g| -> Result<(), CudaError> {
+            let pairs = g.enable_all_peer_access()?;
+            println!("peer access enabled for {pairs} ordered device pairs");
+            let members: Vec<_> = g.members().collect();
+            // Each device's chunk of a, b, and room for c and d.
+            let mut chunks = Vec::with_capacity(n);
+            for &m in &members {
+                let r = m.index() * CHUNK..(m.index() + 1) * CHUNK;
+                let da = g.alloc_from(m, &a[r.clone()])?;
+                let db = g.alloc_from(m, &b[r])?;
+                let dc = g.alloc::<f32>(m, CHUNK)?;
+                chunks.push((da, db, dc));
             }
-            if i + 1 < n {
-                halo.copy_from_peer(1, &chunks[i + 1].2, ..1)?;
+            // 1. c = a + b, each device on its own chunk.
+            for (&m, (da, db, dc)) in members.iter().zip(chunks.iter_mut()) {
+                g.enter(m, |e| add(e, da, db, dc))??;
             }
-            let got = halo.to_vec()?;
-            let left_ok = i == 0 || got[0] == c[i * CHUNK - 1];
-            let right_ok = i + 1 == n || got[1] == c[(i + 1) * CHUNK];
-            if !(left_ok && right_ok) {
-                return Err(mismatch(&format!("device {i}'s halo")));
-            }
-        }
-        println!(
-            "halos exchanged between {} neighbouring pairs",
-            n.saturating_sub(1) * 2
-        );
-        // 3. d = c + c_next, reading the neighbour's chunk in place where peer access
-        //    allows, else from a peer copy.
-        for &m in &members {
-            let i = m.index();
-            let next = members[(i + 1) % n];
-            let mut d = g.alloc::<f32>(m, CHUNK)?;
-            let neighbour = &chunks[next.index()].2;
-            let direct = g.peer_access(m, next);
-            if direct {
-                g.enter(m, |e| add(e, &chunks[i].2, neighbour, &mut d))??;
-            } else {
-                let mut copy = g.alloc::<f32>(m, CHUNK)?;
-                copy.copy_from_peer(0, neighbour, ..)?;
-                g.enter(m, |e| add(e, &chunks[i].2, &copy, &mut d))??;
+            // 2. Halo exchange: [left neighbour's last c, right neighbour's first c].
+            for &m in &members {
+                let i = m.index();
+                let mut halo = g.alloc::<f32>(m, 2)?;
+                halo.copy_from_host(&[f32::NAN; 2])?;
+                if i > 0 {
+                    halo.copy_from_peer(0, &chunks[i - 1].2, CHUNK - 1..)?;
+                }
+                if i + 1 < n {
+                    halo.copy_from_peer(1, &chunks[i + 1].2, ..1)?;
+                }
+                let got = halo.to_vec()?;
+                let left_ok = i == 0 || got[0] == c[i * CHUNK - 1];
+                let right_ok = i + 1 == n || got[1] == c[(i + 1) * CHUNK];
+                if !(left_ok && right_ok) {
+                    return Err(mismatch(&format!("device {i}'s halo")));
+                }
             }
             println!(
-                "device {i} added device {}'s chunk {}",
-                next.index(),
-                if direct {
-                    "in place, through peer access"
-                } else {
-                    "from a peer copy (no peer access)"
-                }
+                "halos exchanged between {} neighbouring pairs",
+                n.saturating_sub(1) * 2
             );
-            let got = d.to_vec()?;
-            let j = next.index();
-            let ok = (0..CHUNK).all(|k| got[k] == c[i * CHUNK + k] + c[j * CHUNK + k]);
-            if !ok {
-                return Err(mismatch(&format!("device {i}'s d")));
+            // 3. d = c + c_next, reading the neighbour's chunk in place where peer access
+            //    allows, else from a peer copy.
+            for &m in &members {
+                let i = m.index();
+                let next = members[(i + 1) % n];
+                let mut d = g.alloc::<f32>(m, CHUNK)?;
+                let neighbour = &chunks[next.index()].2;
+                let direct = g.peer_access(m, next);
+                if direct {
+                    g.enter(m, |e| add(e, &chunks[i].2, neighbour, &mut d))??;
+                } else {
+                    let mut copy = g.alloc::<f32>(m, CHUNK)?;
+                    copy.copy_from_peer(0, neighbour, ..)?;
+                    g.enter(m, |e| add(e, &chunks[i].2, &copy, &mut d))??;
+                }
+                println!(
+                    "device {i} added device {}'s chunk {}",
+                    next.index(),
+                    if direct {
+                        "in place, through peer access"
+                    } else {
+                        "from a peer copy (no peer access)"
+                    }
+                );
+                let got = d.to_vec()?;
+                let j = next.index();
+                let ok = (0..CHUNK).all(|k| got[k] == c[i * CHUNK + k] + c[j * CHUNK + k]);
+                if !ok {
+                    return Err(mismatch(&format!("device {i}'s d")));
+                }
             }
-        }
-        // The whole c, gathered back.
-        let mut whole = Vec::with_capacity(n * CHUNK);
-        for (_, _, dc) in &chunks {
-            whole.extend(dc.to_vec()?);
-        }
-        if whole != c {
-            return Err(mismatch("c"));
-        }
-        Ok(())
-    })??;
+            // The whole c, gathered back.
+            let mut whole = Vec::with_capacity(n * CHUNK);
+            for (_, _, dc) in &chunks {
+                whole.extend(dc.to_vec()?);
+            }
+            if whole != c {
+                return Err(mismatch("c"));
+            }
+            Ok(())
+        })
+    })???;
     println!("multi_gpu: all results equal to the CPU's");
     Ok(())
 }

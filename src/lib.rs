@@ -24,9 +24,10 @@
 //!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access), [`tensor_map`] (TMA descriptors, every
-//!   documented rule checked before the driver sees them) and [`peer`] (several
+//!   documented rule checked before the driver sees them), [`peer`] (several
 //!   contexts bound at once: one device's buffers used from another through checked
-//!   views, peer copies).
+//!   views, peer copies) and [`device_pool`] (one context per device, shared by
+//!   threads: binding, device selection, a batch split across devices).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -44,6 +45,7 @@
 
 pub mod context;
 pub mod device;
+pub mod device_pool;
 pub mod error;
 pub mod event;
 pub mod graph;

@@ -108,6 +108,17 @@ impl<'c> From<&'c PrimaryContext> for PeerMember<'c> {
     }
 }
 
+impl<'c> From<&'c crate::device_pool::PoolContext> for PeerMember<'c> {
+    /// A [`DevicePool`](crate::device_pool::DevicePool)'s context, as lent by
+    /// [`with_all`](crate::device_pool::DevicePool::with_all).
+    fn from(c: &'c crate::device_pool::PoolContext) -> Self {
+        match c {
+            crate::device_pool::PoolContext::Primary(p) => PeerMember::Primary(p),
+            crate::device_pool::PoolContext::Created(c) => PeerMember::Created(c),
+        }
+    }
+}
+
 /// A member's context, as the group uses it.
 struct Slot<'g> {
     raw: CUcontext,

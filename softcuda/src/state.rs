@@ -190,6 +190,27 @@ pub struct Alloc {
     pub kind: AllocKind,
     /// A unique id (`CU_POINTER_ATTRIBUTE_BUFFER_ID`), never reused.
     pub id: u64,
+    /// Which kernels may touch it (see [`KernelMemory`]).
+    pub reach: Reach,
+}
+
+/// Which kernels may access an allocation, as on a GPU. Copies and memsets are not
+/// restricted: any context may copy from or to any device's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Kernels of the owning context, of contexts that have enabled peer access to
+    /// it (`cuCtxEnablePeerAccess`) and of contexts that opened it through IPC
+    /// (`cuIpcOpenMemHandle`, until closed): `cuMemAlloc` memory, module variables.
+    /// Another context on the same device has its own address space: no access.
+    Context,
+    /// Kernels of every context: managed memory, pinned and registered host memory.
+    Everywhere,
+    /// Kernels on the devices pool `id` serves: its own, and those it grants access
+    /// (`cuMemPoolSetAccess`); peer access between contexts plays no part.
+    Pool(u64),
+    /// Kernels on the devices of the mask (bit `d`: device `d`): graph memory, its
+    /// device and those of its access descriptors.
+    Devices(u64),
 }
 
 /// A loaded module.
@@ -255,6 +276,9 @@ pub struct State {
     pub kernels: HashMap<u64, crate::api::library::KernelEntry>,
     /// Link states by id (`cuLink*`).
     pub links: HashMap<u64, crate::api::link::LinkEntry>,
+    /// (context, buffer id) of each allocation a context opened with
+    /// `cuIpcOpenMemHandle` and has not closed: its kernels may touch it.
+    pub ipc_opened: std::collections::HashSet<(u64, u64)>,
     next_id: u64,
 }
 
@@ -287,6 +311,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         libraries: HashMap::new(),
         kernels: HashMap::new(),
         links: HashMap::new(),
+        ipc_opened: Default::default(),
         next_id: 0,
     })
 });
@@ -318,17 +343,71 @@ pub fn find_alloc(map: &BTreeMap<u64, Alloc>, addr: u64, len: u64) -> Option<(u6
     (end <= base + a.size.max(1) && (len > 0 || addr < base + a.size.max(1))).then_some((base, a))
 }
 
-/// What kernels may touch: every live allocation, pinned or registered range.
+/// What a kernel of one context may touch: the live allocations, pinned or
+/// registered ranges whose [`Reach`] includes it. Anything else — memory of another
+/// device without peer access, of another context on the same device — is an
+/// illegal address, as on a GPU.
 ///
 /// A kernel checks each access with it and then makes the access without holding the
 /// map's lock: that is sound because the launch holds `crate::devmem::Work` while it
 /// runs and no memory is deallocated or unregistered before every such operation
 /// running at its removal from the map has ended (see `crate::devmem`).
-pub struct KernelMemory;
+///
+/// The context's peers and the pools open to its device are taken when the kernel
+/// starts ([`KernelMemory::of`]): enabling or disabling peer access, or changing a
+/// pool's access, while a kernel runs does not change what that kernel may touch.
+pub struct KernelMemory {
+    ctx: u64,
+    device: usize,
+    peers: Vec<u64>,
+    pools: Vec<u64>,
+    /// Buffer ids of the allocations the context opened through IPC.
+    opened: Vec<u64>,
+}
+
+impl KernelMemory {
+    /// What a kernel of context `ctx` may touch, now. Takes the state lock and the
+    /// pools' lock: never call it holding `crate::devmem::Work` (a free waiting for
+    /// running work holds the state lock) or either lock.
+    pub fn of(ctx: u64) -> Self {
+        let (device, peers, opened) = {
+            let s = state();
+            let (device, peers) = s
+                .contexts
+                .get(&ctx)
+                .map_or((usize::MAX, Vec::new()), |c| (c.device, c.peers.clone()));
+            let opened = s
+                .ipc_opened
+                .iter()
+                .filter(|(c, _)| *c == ctx)
+                .map(|&(_, id)| id)
+                .collect();
+            (device, peers, opened)
+        };
+        KernelMemory {
+            ctx,
+            device,
+            peers,
+            pools: crate::api::pool::open_to(device),
+            opened,
+        }
+    }
+
+    fn reaches(&self, a: &Alloc) -> bool {
+        match a.reach {
+            Reach::Everywhere => true,
+            Reach::Context => {
+                a.ctx == self.ctx || self.peers.contains(&a.ctx) || self.opened.contains(&a.id)
+            }
+            Reach::Pool(p) => self.pools.contains(&p),
+            Reach::Devices(mask) => self.device < 64 && mask >> self.device & 1 == 1,
+        }
+    }
+}
 
 impl crate::ptx::DeviceMemory for KernelMemory {
     fn accessible(&self, addr: u64, len: u64) -> bool {
-        find_alloc(&memory(), addr, len).is_some()
+        find_alloc(&memory(), addr, len).is_some_and(|(_, a)| self.reaches(&a))
     }
 
     fn set_conditional(&self, handle: u64, value: u32) -> bool {

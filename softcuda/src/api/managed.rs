@@ -171,7 +171,11 @@ pub unsafe extern "C" fn cuMemAllocManaged(
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
         let p = super::memory::allocate(&mut s, ctx, size as u64, state::AllocKind::Device)?;
-        let id = state::memory().get(&p).map_or(0, |a| a.id);
+        // Managed memory is accessible from every device.
+        let id = state::memory_mut().get_mut(&p).map_or(0, |a| {
+            a.reach = state::Reach::Everywhere;
+            a.id
+        });
         table().insert(
             p,
             Managed {

@@ -61,6 +61,11 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
             device,
             kind,
             id,
+            reach: if kind == AllocKind::Device {
+                state::Reach::Context
+            } else {
+                state::Reach::Everywhere
+            },
         },
     );
     Ok(p as u64)
@@ -521,6 +526,7 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
                 device,
                 kind: AllocKind::Registered(flags),
                 id,
+                reach: state::Reach::Everywhere,
             },
         );
         Ok(())
@@ -1010,7 +1016,8 @@ pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(
     _flags: c_uint,
 ) -> CUresult {
     api!("cuIpcOpenMemHandle", {
-        state::current_ctx(&state::state())?;
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
         let r = &handle.reserved;
         if &r[..8] != IPC_MAGIC {
             return Err(code::INVALID_VALUE);
@@ -1024,7 +1031,10 @@ pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(
             .get(&ptr)
             .filter(|a| a.id == id)
             .ok_or(code::INVALID_VALUE)?;
-        out(dptr, ptr)
+        out(dptr, ptr)?;
+        // Mapped into the opening context: its kernels may touch it.
+        s.ipc_opened.insert((ctx, id));
+        Ok(())
     })
 }
 
@@ -1032,10 +1042,10 @@ pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuIpcCloseMemHandle(dptr: CUdeviceptr) -> CUresult {
     api!("cuIpcCloseMemHandle", {
-        state::current_ctx(&state::state())?;
-        state::memory()
-            .get(&dptr)
-            .ok_or(code::INVALID_VALUE)
-            .map(|_| ())
+        let mut s = state::state();
+        let ctx = state::current_ctx(&s)?;
+        let id = state::memory().get(&dptr).ok_or(code::INVALID_VALUE)?.id;
+        s.ipc_opened.remove(&(ctx, id));
+        Ok(())
     })
 }

@@ -854,19 +854,12 @@ pub(crate) fn kernel_job(
 ) -> stream::Job {
     Box::new(move || {
         let k = &f.ptx.kernels()[f.kernel];
+        // What the kernel may touch, taken before `Work` (it takes the state lock).
+        let mem = state::KernelMemory::of(f.ctx);
         // Held while the kernel runs: the memory it checks stays allocated
         // until it ends (`crate::devmem`, `state::KernelMemory`).
         let _work = devmem::work();
-        ptx::launch_ex(
-            &f.ptx,
-            k,
-            &cfg,
-            &ex,
-            &packed,
-            &f.global_addrs,
-            &state::KernelMemory,
-        )
-        .map_err(launch_error)
+        ptx::launch_ex(&f.ptx, k, &cfg, &ex, &packed, &f.global_addrs, &mem).map_err(launch_error)
     })
 }
 

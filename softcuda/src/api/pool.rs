@@ -23,8 +23,10 @@
 //! Allocation, free (and prefetch) on a capturing stream are refused with
 //! `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (the capture invalidated): softcuda does
 //! not turn them into graph memory nodes. Pools live on devices (`CU_MEM_LOCATION_TYPE_DEVICE`)
-//! only, with no shareable handle types. Peer access is recorded and answered (and
-//! refused where the peer topology has no link), not enforced on kernel accesses.
+//! only, with no shareable handle types. Access (`cuMemPoolSetAccess`) is recorded,
+//! answered (and refused where the peer topology has no link) and enforced on kernel
+//! accesses: a kernel on a device the pool does not serve faults
+//! (`state::KernelMemory`); read-only access is treated as read-write there.
 //!
 //! Locks, in this order: the state lock, this table's, the memory map.
 
@@ -131,6 +133,20 @@ static POOLS: LazyLock<Mutex<Pools>> = LazyLock::new(|| Mutex::new(Pools::defaul
 
 fn pools() -> MutexGuard<'static, Pools> {
     POOLS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The pools whose allocations kernels on `device` may access: the device's own
+/// pools and those that grant it access (read-only or read-write; softcuda does not
+/// tell reads from writes here). Takes the pools' lock.
+pub(crate) fn open_to(device: usize) -> Vec<u64> {
+    pools()
+        .pools
+        .iter()
+        .filter(|(_, p)| {
+            p.device == device || p.access.get(device).is_some_and(|a| *a != PROT_NONE)
+        })
+        .map(|(&id, _)| id)
+        .collect()
 }
 
 impl Pools {
@@ -344,6 +360,7 @@ fn alloc_async(dptr: *mut CUdeviceptr, size: usize, pool: Option<CUmemoryPool>, 
                     device,
                     kind: AllocKind::Device,
                     id: b.id,
+                    reach: state::Reach::Pool(b.pool),
                 },
             );
         }

@@ -74,6 +74,22 @@ impl Drop for Reservation {
     }
 }
 
+impl Reservation {
+    /// The devices whose kernels may access the memory, as a mask: its own and those
+    /// its access descriptors open (any access but none).
+    fn reach(&self) -> u64 {
+        let bit = |d: usize| {
+            1u64.checked_shl(u32::try_from(d).unwrap_or(u32::MAX))
+                .unwrap_or(0)
+        };
+        self.access
+            .iter()
+            .filter(|d| d.location.type_ == CU_MEM_LOCATION_TYPE_DEVICE && d.flags != 0)
+            .filter_map(|d| usize::try_from(d.location.id).ok())
+            .fold(bit(self.device), |m, d| m | bit(d))
+    }
+}
+
 /// Reserves `size` bytes for graph `graph`'s allocation node.
 pub fn reserve(
     graph: u64,
@@ -192,6 +208,7 @@ pub fn map(r: &Reservation) {
             device: r.device,
             kind: AllocKind::Device,
             id: r.id,
+            reach: state::Reach::Devices(r.reach()),
         },
     );
 }

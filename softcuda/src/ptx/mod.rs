@@ -262,8 +262,8 @@ pub struct LaunchExtras {
 /// implementation must keep memory it has reported accessible allocated until
 /// [`launch`] returns (softcuda's driver does: frees wait for running launches).
 pub trait DeviceMemory: Sync {
-    /// Whether `[addr, addr+len)` lies inside memory a kernel may access (a live
-    /// device allocation, or registered/pinned host memory).
+    /// Whether `[addr, addr+len)` lies inside memory this kernel may access (a live
+    /// device allocation it can reach, or registered/pinned host memory).
     fn accessible(&self, addr: u64, len: u64) -> bool;
 
     /// Optional speed-up: the whole accessible range `[start, end)` containing
