@@ -66,10 +66,15 @@ thread_local! {
     /// The first sticky error reported on this thread during the innermost binding
     /// in progress (saved and restored around nested bindings).
     static STICKY: Cell<Option<CUresult>> = const { Cell::new(None) };
+    /// The sticky-error mark of the handle the innermost binding in progress bound
+    /// (null when none): valid while that binding lasts, which borrows the handle;
+    /// saved and restored around nested bindings like `STICKY`.
+    static BOUND_MARK: Cell<*const Cell<Option<CUresult>>> = const { Cell::new(core::ptr::null()) };
 }
 
 /// Notes a failure the driver reported on this thread ([`check`] calls it): a sticky
-/// one marks the context of the binding in progress when that binding ends.
+/// one marks the handle of the binding in progress at once, so that binding it again
+/// — a nested push of the same handle included — is refused from then on.
 pub(crate) fn note_failure(code: CUresult) {
     if code.is_sticky() {
         STICKY.with(|s| {
@@ -77,6 +82,17 @@ pub(crate) fn note_failure(code: CUresult) {
                 s.set(Some(code));
             }
         });
+        let mark = BOUND_MARK.with(Cell::get);
+        if !mark.is_null() {
+            // SAFETY: a non-null mark is the cell of the handle the innermost binding
+            // in progress on this thread borrows (`bind_raw` sets it after the push and
+            // restores the enclosing one before the binding ends, also on unwind);
+            // handles are `!Sync`, so no other thread touches the cell.
+            let mark = unsafe { &*mark };
+            if mark.get().is_none() {
+                mark.set(Some(code));
+            }
+        }
     }
 }
 
@@ -123,12 +139,15 @@ struct Unbind<'p> {
     /// The bound handle's sticky-error mark, and the enclosing binding's record.
     poisoned: &'p Cell<Option<CUresult>>,
     outer: Option<CUresult>,
+    /// The enclosing binding's handle mark (see `BOUND_MARK`).
+    outer_mark: *const Cell<Option<CUresult>>,
 }
 
 impl Unbind<'_> {
     /// Marks the handle with a sticky error this binding saw, and gives the enclosing
     /// binding its record back.
     fn settle(&self) {
+        BOUND_MARK.with(|m| m.set(self.outer_mark));
         if let Some(code) = STICKY.with(|s| s.replace(self.outer))
             && self.poisoned.get().is_none()
         {
@@ -224,6 +243,7 @@ pub(crate) fn bind_raw<R>(
         root,
         poisoned,
         outer: STICKY.with(|s| s.replace(None)),
+        outer_mark: BOUND_MARK.with(|m| m.replace(poisoned)),
     };
     let mut token = CurrentContext {
         driver,

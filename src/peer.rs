@@ -424,35 +424,53 @@ impl<'g> PeerGroup<'g> {
         let driver = self.driver;
         bind_raw(driver, s.raw, false, s.poisoned, |cur| {
             self.entered.set(Some(member.index));
-            let _settle = Settle { group: self };
+            let settle = Settle { group: self };
             let mut entered = Entered {
                 cur: cur.twin(),
                 member,
                 group: self,
             };
-            f(&mut entered)
+            let r = f(&mut entered);
+            settle.finish().map(|()| r)
         })
+        .and_then(|r| r)
     }
 }
 
-/// Ends an `enter`: waits for the entered context's work (the process aborts if that
-/// cannot be known; see [`crate::stream::settled_or_abort`]), then leaves.
+/// Waits for the current (entered) context's work: [`crate::stream::settled_or_abort`]
+/// (success, or a sticky error after which the work was abandoned; the process
+/// aborts on anything else).
+fn wait_for_current(driver: &'static Driver) -> Result<(), CudaError> {
+    crate::stream::settled_or_abort(driver, "a peer group's work", || {
+        match driver.table().cuCtxSynchronize() {
+            // SAFETY: no arguments; a context is current.
+            Ok(sync) => unsafe { sync() },
+            Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
+        }
+    })
+}
+
+/// Ends an `enter`: waits for the entered context's work, then leaves — through
+/// [`finish`](Self::finish), which returns a sticky error of the wait, or when
+/// dropped by an unwinding closure.
 struct Settle<'a, 'g> {
     group: &'a PeerGroup<'g>,
 }
 
+impl Settle<'_, '_> {
+    fn finish(self) -> Result<(), CudaError> {
+        let r = wait_for_current(self.group.driver);
+        self.group.entered.set(None);
+        core::mem::forget(self);
+        r
+    }
+}
+
 impl Drop for Settle<'_, '_> {
+    // Only on unwind: `finish` forgets the guard.
     fn drop(&mut self) {
-        let driver = self.group.driver;
         // The entered context is current: the enter's binding is still in progress.
-        let r = crate::stream::settled_or_abort(driver, "a peer group's work", || {
-            match driver.table().cuCtxSynchronize() {
-                // SAFETY: no arguments; a context is current.
-                Ok(sync) => unsafe { sync() },
-                Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
-            }
-        });
-        if let Err(e) = r {
+        if let Err(e) = wait_for_current(self.group.driver) {
             tracing::error!(%e, "the entered context failed while its work was awaited");
         }
         self.group.entered.set(None);
@@ -682,22 +700,11 @@ impl<T: DeviceCopy> Drop for PeerBuffer<'_, T> {
         let driver = group.driver;
         // Work of the entered member may still use this memory: wait for it first.
         if let Some(e) = group.entered.get() {
-            let waited = group.within(
-                Member {
-                    index: e,
-                    _brand: PhantomData,
-                },
-                |_| {
-                    crate::stream::settled_or_abort(driver, "a peer group's work", || match driver
-                        .table()
-                        .cuCtxSynchronize()
-                    {
-                        // SAFETY: no arguments; the entered context is current.
-                        Ok(sync) => unsafe { sync() },
-                        Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
-                    })
-                },
-            );
+            let entered = Member {
+                index: e,
+                _brand: PhantomData,
+            };
+            let waited = group.within(entered, |_| wait_for_current(driver));
             if let Err(e) = waited {
                 tracing::error!(%e, "a peer buffer is leaked: the entered context's work could not be awaited");
                 return;

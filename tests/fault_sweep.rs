@@ -48,6 +48,7 @@ use oxicuda_driver::launch_config::LaunchConfig;
 use oxicuda_driver::link::LinkInput;
 use oxicuda_driver::managed::{Advice, Attach, Location};
 use oxicuda_driver::module::{JitOptions, Module};
+use oxicuda_driver::peer::PeerGroup;
 use oxicuda_driver::pool::{Access, ReusePolicy};
 use oxicuda_driver::sys::{
     CUctx_flags, CUdevice_attribute, CUfunc_cache, CUfunction_attribute, CUlimit,
@@ -186,6 +187,14 @@ fn dev1(cur: &CurrentContext<'_>) -> Result<oxicuda_driver::Device, CudaError> {
     cur.driver().device(1)
 }
 
+/// Two created contexts, on devices 0 and 1, for a peer group.
+fn two_contexts(d: &'static Driver) -> Result<(Context, Context), CudaError> {
+    Ok((
+        Context::new(&d.device(0)?, CUctx_flags::empty())?,
+        Context::new(&d.device(1)?, CUctx_flags::empty())?,
+    ))
+}
+
 fn unit<T>(r: Result<T, CudaError>) -> Result<(), CudaError> {
     r.map(drop)
 }
@@ -262,6 +271,116 @@ fn rows() -> Vec<Row> {
             arm();
             fresh.init()
         }),
+        // --- peer work: a group of two contexts, one per device ----------------------
+        bare!(
+            "PeerGroup::enable_peer_access",
+            "cuCtxEnablePeerAccess",
+            CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let (m0, m1) = (g.member(0).unwrap(), g.member(1).unwrap());
+                    arm();
+                    g.enable_peer_access(m0, m1)
+                }))
+            }
+        ),
+        bare!(
+            "PeerGroup::alloc",
+            "cuMemAlloc",
+            CUDA_ERROR_OUT_OF_MEMORY,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let m1 = g.member(1).unwrap();
+                    arm();
+                    unit(g.alloc::<u32>(m1, 4))
+                }))
+            }
+        ),
+        bare!(
+            "PeerBuffer::copy_from_host",
+            "cuMemcpyHtoD",
+            CUDA_ERROR_INVALID_VALUE,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let mut b = g.alloc::<u32>(g.member(1).unwrap(), 4)?;
+                    arm();
+                    b.copy_from_host(&[1, 2, 3, 4])
+                }))
+            }
+        ),
+        bare!(
+            "PeerBuffer::to_vec",
+            "cuMemcpyDtoH",
+            CUDA_ERROR_INVALID_VALUE,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let b = g.alloc::<u32>(g.member(0).unwrap(), 4)?;
+                    arm();
+                    unit(b.to_vec())
+                }))
+            }
+        ),
+        bare!(
+            "PeerBuffer::copy_from_peer",
+            "cuMemcpyPeer",
+            CUDA_ERROR_INVALID_VALUE,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let (m0, m1) = (g.member(0).unwrap(), g.member(1).unwrap());
+                    let (mut a, b) = (g.alloc::<u32>(m0, 4)?, g.alloc::<u32>(m1, 4)?);
+                    arm();
+                    a.copy_from_peer(0, &b, ..)
+                }))
+            }
+        ),
+        bare!(
+            "PeerBuffer::copy_from_peer_async",
+            "cuMemcpyPeerAsync",
+            CUDA_ERROR_INVALID_VALUE,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    let (m0, m1) = (g.member(0).unwrap(), g.member(1).unwrap());
+                    let (mut a, b) = (g.alloc::<u32>(m0, 4)?, g.alloc::<u32>(m1, 4)?);
+                    flat(g.enter(m0, |e| {
+                        let s = stream(e)?;
+                        arm();
+                        a.copy_from_peer_async(0, &b, .., &s, e)
+                    }))
+                }))
+            }
+        ),
+        bare!(
+            "PeerGroup::enter (end)",
+            "cuCtxSynchronize",
+            CUDA_ERROR_INVALID_CONTEXT,
+            AbortsUnlessSticky,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                flat(PeerGroup::bind([&c0, &c1], |g| {
+                    g.enter(g.member(1).unwrap(), |_| arm())
+                }))
+            }
+        ),
+        bare!(
+            "PeerBuffer::drop",
+            "cuMemFree",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |d, arm| {
+                let (c0, c1) = two_contexts(d)?;
+                PeerGroup::bind([&c0, &c1], |g| {
+                    let b = g.alloc::<u32>(g.member(1).unwrap(), 4);
+                    arm();
+                    drop(b);
+                })
+            }
+        ),
         bare!(
             "Driver::query_version",
             "cuDriverGetVersion",
@@ -2775,7 +2894,9 @@ fn every_call_of_every_case_can_fail() {
                 *n
             };
             let scope = row.entry.contains("scope") || row.entry.starts_with("AsyncScope");
-            if scope && func == "cuStreamSynchronize" {
+            // Likewise the wait that ends a peer group's `enter`.
+            let enter = row.entry.starts_with("Peer");
+            if (scope && func == "cuStreamSynchronize") || (enter && func == "cuCtxSynchronize") {
                 continue;
             }
             pairs.insert((row.entry, func.clone()));

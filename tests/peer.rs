@@ -342,7 +342,9 @@ fn a_sticky_error_in_an_enter_poisons_that_member_only() {
             fault.launch(&s, 1, 1, 0, (0u64,))?;
             s.synchronize()
         });
-        let e = r.unwrap().unwrap_err();
+        // The wait that ends the enter reports the sticky error (the closure's own
+        // error is dropped with its result).
+        let e = r.expect_err("the enter's wait reports the sticky error");
         assert!(e.is_sticky(), "{e}");
         assert!(matches!(
             g.enter(m[2], |_| ()),
