@@ -25,8 +25,12 @@
 //!   group buffer through it is still running when the buffer can be released. A
 //!   failed wait aborts the process rather than let memory in use be freed (as
 //!   [`Stream::scope`](crate::stream::Stream::scope) does), unless the failure is a
-//!   sticky one, after which the context's work was abandoned. A group buffer
-//!   dropped *during* an `enter` first waits for the entered context;
+//!   sticky one, after which the context's work was abandoned. A capture in
+//!   progress on another thread in the same context (which makes the driver refuse
+//!   the wait) is waited out — the driver may invalidate that capture meanwhile
+//!   (it then ends with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, typed, on its
+//!   thread). A group buffer dropped *during* an `enter` is freed
+//!   when the `enter` has waited;
 //! - peer access the group enabled stays enabled while any group is bound in the
 //!   process: [`CurrentContext::disable_peer_access`] refuses
 //!   ([`CudaError::PeerGroupsLive`]). Code outside this crate that disables it (the
@@ -49,7 +53,7 @@ use crate::memory::{self, DeviceCopy, DeviceSlice, DeviceSliceMut, bytes};
 use crate::stream::Stream;
 use crate::sys::{CUcontext, CUdeviceptr, CUresult};
 use crate::{Context, PrimaryContext};
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
 use core::ops::{Bound, Deref, DerefMut, RangeBounds};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -156,6 +160,9 @@ pub struct PeerGroup<'g> {
     access: Vec<Cell<bool>>,
     /// The member an `enter` made current, if one is in progress.
     entered: Cell<Option<usize>>,
+    /// Allocations (owner, address) dropped during an `enter`: freed once it has
+    /// waited for its context.
+    deferred: RefCell<Vec<(usize, CUdeviceptr)>>,
     _brand: Brand<'g>,
 }
 
@@ -223,6 +230,7 @@ impl PeerGroup<'_> {
             slots,
             access: (0..n * n).map(|_| Cell::new(false)).collect(),
             entered: Cell::new(None),
+            deferred: RefCell::new(Vec::new()),
             _brand: PhantomData,
         };
         let _live = Live::new();
@@ -440,12 +448,23 @@ impl<'g> PeerGroup<'g> {
 /// Waits for the current (entered) context's work: [`crate::stream::settled_or_abort`]
 /// (success, or a sticky error after which the work was abandoned; the process
 /// aborts on anything else).
+///
+/// A capture in progress on another thread in the same context makes the driver
+/// refuse the wait (`STREAM_CAPTURE_UNSUPPORTED`, also in relaxed mode): that is
+/// no failure, only "not now" — it is retried, every millisecond, until that capture
+/// ends. (This thread's own captures have ended: they end inside the closure.)
 fn wait_for_current(driver: &'static Driver) -> Result<(), CudaError> {
     crate::stream::settled_or_abort(driver, "a peer group's work", || {
-        match driver.table().cuCtxSynchronize() {
-            // SAFETY: no arguments; a context is current.
-            Ok(sync) => unsafe { sync() },
-            Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
+        loop {
+            let r = match driver.table().cuCtxSynchronize() {
+                // SAFETY: no arguments; a context is current.
+                Ok(sync) => unsafe { sync() },
+                Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
+            };
+            if r != CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED {
+                break r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     })
 }
@@ -459,9 +478,23 @@ struct Settle<'a, 'g> {
 
 impl Settle<'_, '_> {
     fn finish(self) -> Result<(), CudaError> {
+        let r = self.settle();
+        core::mem::forget(self);
+        r
+    }
+
+    /// Waits (the entered context is current: the enter's binding is still in
+    /// progress), leaves the enter, and frees what was dropped during it.
+    fn settle(&self) -> Result<(), CudaError> {
         let r = wait_for_current(self.group.driver);
         self.group.entered.set(None);
-        core::mem::forget(self);
+        let pending = match self.group.deferred.try_borrow_mut() {
+            Ok(mut d) => core::mem::take(&mut *d),
+            Err(_) => Vec::new(),
+        };
+        for (owner, ptr) in pending {
+            free_in(self.group, owner, ptr);
+        }
         r
     }
 }
@@ -469,11 +502,9 @@ impl Settle<'_, '_> {
 impl Drop for Settle<'_, '_> {
     // Only on unwind: `finish` forgets the guard.
     fn drop(&mut self) {
-        // The entered context is current: the enter's binding is still in progress.
-        if let Err(e) = wait_for_current(self.group.driver) {
+        if let Err(e) = self.settle() {
             tracing::error!(%e, "the entered context failed while its work was awaited");
         }
-        self.group.entered.set(None);
     }
 }
 
@@ -663,10 +694,15 @@ impl<'g, T: DeviceCopy> PeerBuffer<'g, T> {
         let driver = self.group.driver;
         // The driver wants a current context; the destination's.
         self.group.within(self.owner(), |_| {
+            let t = driver.table();
             // SAFETY: both ranges lie within live allocations of the two (live)
-            // contexts (checked above); `&mut self` and `&src` are distinct buffers;
-            // the copy is synchronous.
-            check(unsafe { driver.table().cuMemcpyPeer()?(dst, dst_ctx, from, src_ctx, n) })
+            // contexts (checked above); `&mut self` and `&src` are distinct buffers.
+            check(unsafe { t.cuMemcpyPeer()?(dst, dst_ctx, from, src_ctx, n) })?;
+            // cuMemcpyPeer may return before the copy is done (it is ordered only
+            // with the two contexts' work): wait for the destination's, which holds
+            // it, so that "returns when done" holds for every member.
+            // SAFETY: no arguments; the destination's context is current.
+            check(unsafe { t.cuCtxSynchronize()?() })
         })
     }
 
@@ -696,29 +732,34 @@ impl<'g, T: DeviceCopy> PeerBuffer<'g, T> {
 
 impl<T: DeviceCopy> Drop for PeerBuffer<'_, T> {
     fn drop(&mut self) {
-        let group = self.group;
-        let driver = group.driver;
-        // Work of the entered member may still use this memory: wait for it first.
-        if let Some(e) = group.entered.get() {
-            let entered = Member {
-                index: e,
-                _brand: PhantomData,
-            };
-            let waited = group.within(entered, |_| wait_for_current(driver));
-            if let Err(e) = waited {
-                tracing::error!(%e, "a peer buffer is leaked: the entered context's work could not be awaited");
-                return;
+        // Work of the entered member may still use this memory (waiting for it here
+        // could be refused: the context may be capturing): the enter frees it once
+        // it has waited.
+        if self.group.entered.get().is_some() {
+            match self.group.deferred.try_borrow_mut() {
+                Ok(mut d) => d.push((self.owner, self.ptr)),
+                Err(_) => tracing::error!("a peer buffer is leaked"),
             }
+            return;
         }
-        let ptr = self.ptr;
-        let freed = group.within(self.owner(), |_| {
-            // SAFETY: this value owns the allocation, and no work uses it any more.
-            unsafe { memory::free(driver, ptr) };
-            Ok(())
-        });
-        if let Err(e) = freed {
-            tracing::warn!(%e, "a peer buffer could not be freed");
-        }
+        free_in(self.group, self.owner, self.ptr);
+    }
+}
+
+/// Frees `ptr` in member `owner`'s context (no work uses it any more). A member
+/// whose context reported a sticky error cannot be bound: its memory stays until the
+/// context is destroyed (logged).
+fn free_in(group: &PeerGroup<'_>, owner: usize, ptr: CUdeviceptr) {
+    let driver = group.driver;
+    let Some(s) = group.slots.get(owner) else {
+        return;
+    };
+    let freed = bind_raw(driver, s.raw, false, s.poisoned, |_| {
+        // SAFETY: the buffer owned the allocation, and no work uses it any more.
+        unsafe { memory::free(driver, ptr) };
+    });
+    if let Err(e) = freed {
+        tracing::warn!(%e, "a peer buffer could not be freed");
     }
 }
 
