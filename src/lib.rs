@@ -25,6 +25,9 @@
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access) and [`tensor_map`] (TMA descriptors, every
 //!   documented rule checked before the driver sees them).
+//! - multi-GPU: [`topology`] (the peer matrix from `cuDeviceGetP2PAttribute`, PCI bus
+//!   ids, NUMA nodes, NVLinks; text table and Graphviz DOT) and [`nvml`] (NVML loaded
+//!   at run time on the driver loader's principles, for the NVLinks).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -54,6 +57,7 @@ pub mod loader;
 pub mod managed;
 pub mod memory;
 pub mod module;
+pub mod nvml;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;
@@ -61,6 +65,7 @@ pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
+pub mod topology;
 pub mod version;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as

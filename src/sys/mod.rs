@@ -22,6 +22,8 @@ mod macros;
 
 pub use generated::*;
 
+pub mod nvml;
+
 /// The ABI manifest that `tests/abi.rs` compares with C. Not part of the API.
 #[cfg(feature = "abi-manifest")]
 #[doc(hidden)]
