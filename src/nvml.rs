@@ -170,35 +170,38 @@ fn need<T: Copy>(f: Option<T>, function: &'static str) -> Result<T, NvmlError> {
     f.ok_or(NvmlError::Missing { function })
 }
 
-/// A loaded, initialised NVML. `nvmlShutdown` is called when it is dropped.
-pub struct Nvml {
+/// NVML opened and its functions resolved, not yet initialised: what the library
+/// exports can be inspected ([`NvmlLibrary::missing_functions`]) even on a machine
+/// where its init fails. [`NvmlLibrary::init`] makes it an [`Nvml`].
+pub struct NvmlLibrary {
     functions: Functions,
+    init: pfn::nvmlInit_v2,
     shutdown: pfn::nvmlShutdown,
     path: String,
     // Declared last so that it is dropped last: the functions point into it.
     _library: libloading::Library,
 }
 
-impl core::fmt::Debug for Nvml {
+impl core::fmt::Debug for NvmlLibrary {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Nvml")
+        f.debug_struct("NvmlLibrary")
             .field("path", &self.path)
             .field("missing", &self.missing_functions())
             .finish()
     }
 }
 
-// SAFETY: `Nvml` holds function pointers into the library and the library handle;
-// NVML is thread-safe ("safe to make simultaneous NVML calls from multiple threads",
-// nvml.h), and nothing in `Nvml` is mutated after load.
-unsafe impl Send for Nvml {}
+// SAFETY: function pointers into the library and its handle, never mutated after
+// open; NVML is thread-safe ("safe to make simultaneous NVML calls from multiple
+// threads", nvml.h).
+unsafe impl Send for NvmlLibrary {}
 // SAFETY: as above.
-unsafe impl Sync for Nvml {}
+unsafe impl Sync for NvmlLibrary {}
 
-impl Nvml {
-    /// Opens the system's NVML (`libnvidia-ml.so.1`; `nvml.dll` on Windows) and calls
-    /// `nvmlInit_v2`.
-    pub fn load() -> Result<Self, NvmlError> {
+impl NvmlLibrary {
+    /// Opens the system's NVML (`libnvidia-ml.so.1`; `nvml.dll` on Windows) and
+    /// resolves its functions. Nothing in it is called.
+    pub fn open_default() -> Result<Self, NvmlError> {
         let name = if cfg!(target_os = "macos") {
             return Err(NvmlError::UnsupportedPlatform("macOS"));
         } else if cfg!(windows) {
@@ -207,17 +210,18 @@ impl Nvml {
             NVML_LIBRARY
         };
         // SAFETY: the library is the system's NVML, found by its own name.
-        unsafe { Self::load_from(name) }
+        unsafe { Self::open(name) }
     }
 
-    /// Opens exactly this library and calls `nvmlInit_v2`.
+    /// Opens exactly this library and resolves its functions. Nothing in it is
+    /// called; a library that does not export `nvmlInit_v2` and `nvmlShutdown` is
+    /// refused ([`NvmlError::NotNvml`]).
     ///
     /// # Safety
-    /// Loading a library runs its initialisers, and its functions are then called
+    /// Loading a library runs its initialisers, and its functions are later called
     /// with NVML's C signatures: `path` must name NVML (NVIDIA's `libnvidia-ml`, or a
-    /// faithful implementation of its ABI). A library that does not export
-    /// `nvmlInit_v2` and `nvmlShutdown` is refused before anything in it is called.
-    pub unsafe fn load_from(path: impl AsRef<Path>) -> Result<Self, NvmlError> {
+    /// faithful implementation of its ABI).
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, NvmlError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
         // SAFETY: the caller vouches that the library is NVML (see above).
@@ -241,22 +245,16 @@ impl Nvml {
                 path: shown.clone(),
                 symbol: "nvmlShutdown",
             })?;
-        let functions = Functions::resolve(&library);
-        // SAFETY: `nvmlInit_v2` takes nothing; the library stays loaded while it runs.
-        let code = unsafe { init() };
-        if code != nvmlReturn_t::NVML_SUCCESS {
-            return Err(call_error(functions.error_string, "nvmlInit_v2", code));
-        }
-        tracing::debug!(path = %shown, "loaded NVML");
         Ok(Self {
-            functions,
+            functions: Functions::resolve(&library),
+            init,
             shutdown,
             path: shown,
             _library: library,
         })
     }
 
-    /// The library loaded.
+    /// The library opened.
     pub fn path(&self) -> &str {
         &self.path
     }
@@ -267,17 +265,68 @@ impl Nvml {
         self.functions.missing()
     }
 
+    /// Calls `nvmlInit_v2`. On failure the library is closed and the error carries
+    /// NVML's code (on a machine without an NVIDIA kernel driver,
+    /// `NVML_ERROR_DRIVER_NOT_LOADED`).
+    pub fn init(self) -> Result<Nvml, NvmlError> {
+        // SAFETY: `nvmlInit_v2` takes nothing; the library stays loaded while it runs.
+        let code = unsafe { (self.init)() };
+        if code != nvmlReturn_t::NVML_SUCCESS {
+            return Err(call_error(self.functions.error_string, "nvmlInit_v2", code));
+        }
+        tracing::debug!(path = %self.path, "initialised NVML");
+        Ok(Nvml { lib: self })
+    }
+}
+
+/// A loaded, initialised NVML. `nvmlShutdown` is called when it is dropped.
+pub struct Nvml {
+    lib: NvmlLibrary,
+}
+
+impl core::fmt::Debug for Nvml {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Nvml").field("library", &self.lib).finish()
+    }
+}
+
+impl Nvml {
+    /// Opens the system's NVML ([`NvmlLibrary::open_default`]) and initialises it.
+    pub fn load() -> Result<Self, NvmlError> {
+        NvmlLibrary::open_default()?.init()
+    }
+
+    /// Opens exactly this library ([`NvmlLibrary::open`]) and initialises it.
+    ///
+    /// # Safety
+    /// As [`NvmlLibrary::open`]: `path` must name NVML.
+    pub unsafe fn load_from(path: impl AsRef<Path>) -> Result<Self, NvmlError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { NvmlLibrary::open(path) }?.init()
+    }
+
+    /// The library loaded.
+    pub fn path(&self) -> &str {
+        &self.lib.path
+    }
+
+    /// The functions of [`FUNCTIONS`] this library does not export; calls that need
+    /// one are [`NvmlError::Missing`].
+    pub fn missing_functions(&self) -> Vec<&'static str> {
+        self.lib.functions.missing()
+    }
+
     fn check(&self, function: &'static str, code: nvmlReturn_t) -> Result<(), NvmlError> {
         if code == nvmlReturn_t::NVML_SUCCESS {
             Ok(())
         } else {
-            Err(call_error(self.functions.error_string, function, code))
+            Err(call_error(self.lib.functions.error_string, function, code))
         }
     }
 
     /// How many devices NVML sees (`nvmlDeviceGetCount_v2`).
     pub fn device_count(&self) -> Result<u32, NvmlError> {
-        let f = need(self.functions.device_count, "nvmlDeviceGetCount_v2")?;
+        let f = need(self.lib.functions.device_count, "nvmlDeviceGetCount_v2")?;
         let mut n: c_uint = 0;
         // SAFETY: a valid out-pointer; NVML is initialised while `self` lives.
         self.check("nvmlDeviceGetCount_v2", unsafe { f(&mut n) })?;
@@ -288,7 +337,7 @@ impl Nvml {
     /// is by PCI bus id, which is not necessarily CUDA's ordinal order: match devices
     /// by bus id ([`Nvml::device_by_pci_bus_id`]).
     pub fn device_by_index(&self, index: u32) -> Result<NvmlDevice<'_>, NvmlError> {
-        let f = need(self.functions.by_index, "nvmlDeviceGetHandleByIndex_v2")?;
+        let f = need(self.lib.functions.by_index, "nvmlDeviceGetHandleByIndex_v2")?;
         let mut raw = nvmlDevice_t::default();
         // SAFETY: a valid out-pointer.
         self.check("nvmlDeviceGetHandleByIndex_v2", unsafe {
@@ -301,7 +350,7 @@ impl Nvml {
     /// `domain:bus:device.function` form that [`crate::Device::pci_bus_id`] returns.
     pub fn device_by_pci_bus_id(&self, bus_id: &str) -> Result<NvmlDevice<'_>, NvmlError> {
         let f = need(
-            self.functions.by_pci_bus_id,
+            self.lib.functions.by_pci_bus_id,
             "nvmlDeviceGetHandleByPciBusId_v2",
         )?;
         let c = CString::new(bus_id).map_err(|_| NvmlError::InvalidArgument {
@@ -321,7 +370,7 @@ impl Drop for Nvml {
     fn drop(&mut self) {
         // SAFETY: paired with the successful `nvmlInit_v2` of load; no `NvmlDevice`
         // outlives `self` (they borrow it).
-        let code = unsafe { (self.shutdown)() };
+        let code = unsafe { (self.lib.shutdown)() };
         if code != nvmlReturn_t::NVML_SUCCESS {
             tracing::warn!(code = ?code, "nvmlShutdown failed");
         }
@@ -536,7 +585,7 @@ impl<'n> NvmlDevice<'n> {
 
     /// The PCI identity (`nvmlDeviceGetPciInfo_v3`).
     pub fn pci_info(&self) -> Result<PciInfo, NvmlError> {
-        let f = need(self.nvml.functions.pci_info, "nvmlDeviceGetPciInfo_v3")?;
+        let f = need(self.nvml.lib.functions.pci_info, "nvmlDeviceGetPciInfo_v3")?;
         let mut raw = nvmlPciInfo_t::default();
         // SAFETY: a valid handle of a live NVML; a valid out-pointer of the v3 layout.
         self.nvml
@@ -551,7 +600,7 @@ impl<'n> NvmlDevice<'n> {
 
     /// The name (`nvmlDeviceGetName`).
     pub fn name(&self) -> Result<String, NvmlError> {
-        let f = need(self.nvml.functions.name, "nvmlDeviceGetName")?;
+        let f = need(self.nvml.lib.functions.name, "nvmlDeviceGetName")?;
         let mut buf = [0 as c_char; NVML_DEVICE_NAME_V2_BUFFER_SIZE];
         // SAFETY: the buffer's length is passed; NVML writes within it.
         self.nvml.check("nvmlDeviceGetName", unsafe {
@@ -561,7 +610,7 @@ impl<'n> NvmlDevice<'n> {
     }
 
     fn link_state(&self, link: u32) -> Result<bool, NvmlError> {
-        let f = need(self.nvml.functions.link_state, "nvmlDeviceGetNvLinkState")?;
+        let f = need(self.nvml.lib.functions.link_state, "nvmlDeviceGetNvLinkState")?;
         let mut state = nvmlEnableState_t::default();
         // SAFETY: a valid handle; a valid out-pointer.
         self.nvml.check("nvmlDeviceGetNvLinkState", unsafe {
@@ -572,7 +621,7 @@ impl<'n> NvmlDevice<'n> {
 
     fn link_version(&self, link: u32) -> Result<NvLinkVersion, NvmlError> {
         let f = need(
-            self.nvml.functions.link_version,
+            self.nvml.lib.functions.link_version,
             "nvmlDeviceGetNvLinkVersion",
         )?;
         let mut v: c_uint = 0;
@@ -585,7 +634,7 @@ impl<'n> NvmlDevice<'n> {
 
     fn capability(&self, link: u32, cap: nvmlNvLinkCapability_t) -> Result<bool, NvmlError> {
         let f = need(
-            self.nvml.functions.link_capability,
+            self.nvml.lib.functions.link_capability,
             "nvmlDeviceGetNvLinkCapability",
         )?;
         let mut v: c_uint = 0;
@@ -598,7 +647,7 @@ impl<'n> NvmlDevice<'n> {
 
     fn remote(&self, link: u32) -> Result<NvLinkRemote, NvmlError> {
         let f = need(
-            self.nvml.functions.link_remote_pci,
+            self.nvml.lib.functions.link_remote_pci,
             "nvmlDeviceGetNvLinkRemotePciInfo_v2",
         )?;
         let mut raw = nvmlPciInfo_t::default();
@@ -607,7 +656,7 @@ impl<'n> NvmlDevice<'n> {
             .check("nvmlDeviceGetNvLinkRemotePciInfo_v2", unsafe {
                 f(self.raw, link, &mut raw)
             })?;
-        let device_type = match self.nvml.functions.link_remote_type {
+        let device_type = match self.nvml.lib.functions.link_remote_type {
             None => None,
             Some(g) => {
                 let mut t = nvmlIntNvLinkDeviceType_t::NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
