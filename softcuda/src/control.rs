@@ -7,7 +7,7 @@ use crate::types::{CUresult, code};
 use core::ffi::{CStr, c_char, c_int};
 
 pub use crate::device::Profile;
-pub use crate::state::{Config as SoftConfig, LiveCounts as Counts};
+pub use crate::state::{Config as SoftConfig, LiveCounts as Counts, PeerPerf};
 
 /// Objects still alive, per kind.
 pub fn live_counts() -> LiveCounts {
@@ -46,11 +46,10 @@ pub fn reset() {
 
 /// Replaces the devices and the reported version. Refused while any context exists.
 pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
-    let peer_links = state::config().peer_links;
     state::configure(Config {
         version,
         devices,
-        peer_links,
+        ..state::config()
     })
 }
 
@@ -59,6 +58,15 @@ pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
 pub fn set_peer_links(links: Option<Vec<(usize, usize)>>) -> Result<(), CUresult> {
     let mut c = state::config();
     c.peer_links = links;
+    state::configure(c)
+}
+
+/// Sets what `cuDeviceGetP2PAttribute` reports for the directed links listed
+/// (rank, native atomics, CUDA-array access); every other accessible link reports
+/// [`PeerPerf::default`]. Refused while any context exists.
+pub fn set_peer_perf(perf: Vec<((usize, usize), PeerPerf)>) -> Result<(), CUresult> {
+    let mut c = state::config();
+    c.peer_perf = perf;
     state::configure(c)
 }
 
