@@ -348,14 +348,18 @@ impl Topology {
 }
 
 impl core::fmt::Display for Topology {
-    /// The devices, then the peer matrix (row: source; column: destination; each
-    /// cell `-` for no access, else the rank, `a` for native atomics and `nvN` for N
-    /// direct NVLinks or `sw` for an NVSwitch), then where the NVLinks came from.
+    /// The devices (active NVLinks `?` when unknown), then the peer matrix (row:
+    /// source; column: destination; each cell `-` for no access, else the rank, `a`
+    /// for native atomics and `nvN` for N direct NVLinks or `sw` for an NVSwitch),
+    /// then where the NVLinks came from.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         writeln!(f, "devices:")?;
         for d in &self.devices {
             let numa = d.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string());
-            let active = d.nvlinks.iter().filter(|l| l.active).count();
+            let active = match self.links {
+                LinkSource::Nvml(_) => d.nvlinks.iter().filter(|l| l.active).count().to_string(),
+                LinkSource::Unavailable(_) => "?".to_owned(),
+            };
             writeln!(
                 f,
                 "  {:>3}  {:<16} numa {:<3} nvlinks {:<3} {}",

@@ -214,3 +214,35 @@ fn cooperative_reduce_with_no_driver_chosen_runs_on_softcuda() {
     assert!(s.contains("cannot be resident at once"), "{s}");
     assert!(s.contains("65536 elements, equal to the CPU sum"), "{s}");
 }
+
+#[test]
+fn topology_with_no_driver_chosen_shows_softcudas_asymmetric_matrix_and_dot() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = Command::new(example("topology"))
+        .env_remove("OXICUDA_DRIVER_PATH")
+        .env_remove("OXICUDA_DRIVER")
+        .env("SOFTCUDA_DEVICES", "9.0:1024,9.0:1024,8.0:1024,8.0:1024")
+        .env("SOFTCUDA_P2P", "0-1,1-0,0-2:rank1:noatomics,3-0:rank2")
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("NVLinks unknown (NVML not given)"), "{s}");
+    let row0: Vec<&str> = s
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("0") && l.contains(" x "))
+        .unwrap_or_else(|| panic!("no matrix row 0 in\n{s}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row0, ["0", "x", "0a", "1", "-"], "{s}");
+    assert!(s.contains("best peer of 0: 1"), "{s}");
+    assert!(s.contains("best peer of 2: none (no peer access)"), "{s}");
+    assert!(s.contains("best peer of 3: 0"), "{s}");
+    assert!(s.contains("digraph topology {"), "{s}");
+    assert!(s.contains("gpu3 -> gpu0 [label=\"rank 2, atomics\"];"), "{s}");
+    assert!(s.contains("gpu0 -> gpu2 [label=\"rank 1, no atomics\"];"), "{s}");
+    assert!(!s.contains("gpu0 -> gpu3"), "{s}");
+}

@@ -142,6 +142,7 @@ fn the_table_shows_devices_and_matrix() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "devices:");
     assert!(lines[1].contains("00000000:10:00.0") && lines[1].contains("numa ?"));
+    assert!(lines[1].contains("nvlinks ?"), "unknown, not zero: {text}");
     assert!(lines[1].ends_with("softcuda sm_90 (device 0)"));
     // Rows are sources: 0 reaches 1 (0a), 2 (1), 3 (1a); 2 reaches only 3 (rank 3).
     let row = |r: usize| -> Vec<&str> { lines[7 + r].split_whitespace().collect() };
