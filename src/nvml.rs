@@ -25,6 +25,9 @@ use std::path::Path;
 
 /// The library [`Nvml::load`] opens on Linux.
 pub const NVML_LIBRARY: &str = "libnvidia-ml.so.1";
+/// The environment variable naming the NVML library [`Nvml::load`] opens instead
+/// (trusted configuration, like `OXICUDA_DRIVER_PATH`).
+pub const ENV_NVML_PATH: &str = "OXICUDA_NVML_PATH";
 
 /// Why NVML could not be loaded or did not answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,9 +202,16 @@ unsafe impl Send for NvmlLibrary {}
 unsafe impl Sync for NvmlLibrary {}
 
 impl NvmlLibrary {
-    /// Opens the system's NVML (`libnvidia-ml.so.1`; `nvml.dll` on Windows) and
-    /// resolves its functions. Nothing in it is called.
+    /// Opens the NVML that `OXICUDA_NVML_PATH` names — that library alone, an
+    /// explicit choice is honoured or reported — else the system's
+    /// (`libnvidia-ml.so.1`; `nvml.dll` on Windows), and resolves its functions.
+    /// Nothing in it is called.
     pub fn open_default() -> Result<Self, NvmlError> {
+        if let Some(path) = std::env::var_os(ENV_NVML_PATH).filter(|p| !p.is_empty()) {
+            // SAFETY: the environment variable is trusted configuration, as
+            // `OXICUDA_DRIVER_PATH` is: it names NVML or a faithful implementation.
+            return unsafe { Self::open(std::path::PathBuf::from(path)) };
+        }
         let name = if cfg!(target_os = "macos") {
             return Err(NvmlError::UnsupportedPlatform("macOS"));
         } else if cfg!(windows) {
@@ -291,7 +301,8 @@ impl core::fmt::Debug for Nvml {
 }
 
 impl Nvml {
-    /// Opens the system's NVML ([`NvmlLibrary::open_default`]) and initialises it.
+    /// Opens `OXICUDA_NVML_PATH`'s library or the system's NVML
+    /// ([`NvmlLibrary::open_default`]) and initialises it.
     pub fn load() -> Result<Self, NvmlError> {
         NvmlLibrary::open_default()?.init()
     }

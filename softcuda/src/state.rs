@@ -69,6 +69,29 @@ pub struct Config {
     /// What `cuDeviceGetP2PAttribute` reports for a directed link, where it is not
     /// the default ([`PeerPerf::default`]).
     pub peer_perf: Vec<((usize, usize), PeerPerf)>,
+    /// Simulated NVLinks, for softcuda's NVML surface only: `(a, b, n)` joins
+    /// devices `a` and `b` by `n` links (empty by default: no device has NVLink).
+    pub nvlinks: Vec<(usize, usize, u32)>,
+}
+
+/// Parses `SOFTCUDA_NVLINK`: `none`, or pairs joined by NVLinks such as `0-1x2,2-3`
+/// (`xN`: N links; one by default).
+pub fn parse_nvlinks(spec: &str) -> Option<Vec<(usize, usize, u32)>> {
+    match spec.trim() {
+        "none" | "" => Some(Vec::new()),
+        list => list
+            .split(',')
+            .map(|l| {
+                let (pair, n) = match l.trim().split_once('x') {
+                    Some((p, n)) => (p, n.parse().ok()?),
+                    None => (l.trim(), 1),
+                };
+                let (a, b) = pair.split_once('-')?;
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                (a != b && n > 0).then_some((a, b, n))
+            })
+            .collect(),
+    }
 }
 
 /// The attributes `cuDeviceGetP2PAttribute` reports for an accessible directed link.
@@ -148,12 +171,35 @@ impl Config {
             .ok()
             .and_then(|s| parse_p2p(&s))
             .unwrap_or((None, Vec::new()));
+        let nvlinks = std::env::var("SOFTCUDA_NVLINK")
+            .ok()
+            .and_then(|s| parse_nvlinks(&s))
+            .unwrap_or_default();
         Self {
             version,
             devices,
             peer_links,
             peer_perf,
+            nvlinks,
         }
+    }
+
+    /// The far-end device of each NVLink of device `d`, in link order (at most 18,
+    /// NVML's maximum).
+    pub fn nvlinks_of(&self, d: usize) -> Vec<usize> {
+        let mut far = Vec::new();
+        for &(a, b, n) in &self.nvlinks {
+            let other = match (a == d, b == d) {
+                (true, false) => b,
+                (false, true) => a,
+                _ => continue,
+            };
+            if other < self.devices.len() {
+                far.extend(std::iter::repeat_n(other, n as usize));
+            }
+        }
+        far.truncate(18);
+        far
     }
 
     /// Whether device `a` can access device `b`'s memory.
@@ -629,5 +675,15 @@ mod p2p_spec_tests {
         assert_eq!(parse_p2p("none"), Some((Some(Vec::new()), Vec::new())));
         assert_eq!(parse_p2p("0-1:fast"), None);
         assert_eq!(parse_p2p("0-1:rankx"), None);
+    }
+
+    #[test]
+    fn nvlinks_parse_with_counts() {
+        use super::parse_nvlinks;
+        assert_eq!(parse_nvlinks("0-1x2, 2-3"), Some(vec![(0, 1, 2), (2, 3, 1)]));
+        assert_eq!(parse_nvlinks("none"), Some(Vec::new()));
+        assert_eq!(parse_nvlinks("1-1"), None);
+        assert_eq!(parse_nvlinks("0-1x0"), None);
+        assert_eq!(parse_nvlinks("0-1xy"), None);
     }
 }
