@@ -9,26 +9,17 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use oxicuda_driver::nvml::Nvml;
 use oxicuda_driver::topology::Topology;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     common::main_with(|driver, soft| {
         // NVML describes the machine's real GPUs: of no use for softcuda's devices.
-        let nvml = if soft {
-            println!("NVML: not used (softcuda's devices are not the machine's)");
-            None
+        let topology = if soft {
+            Topology::probe(driver, None)?
         } else {
-            match Nvml::load() {
-                Ok(nvml) => Some(nvml),
-                Err(e) => {
-                    println!("NVML: {e}");
-                    None
-                }
-            }
+            Topology::probe_loading_nvml(driver)?
         };
-        let topology = Topology::probe(driver, nvml.as_ref())?;
         print!("{topology}");
         for d in topology.devices() {
             match topology.best_peer(d.ordinal)? {

@@ -86,6 +86,20 @@ impl Topology {
         Self::probe_with_sysfs(driver, nvml, Path::new("/sys/bus/pci/devices"))
     }
 
+    /// [`Topology::probe`] with the NVML that [`Nvml::load`] finds
+    /// (`OXICUDA_NVML_PATH`, else the system's), shut down again afterwards. When it
+    /// cannot be loaded or initialised, [`Topology::links`] says why.
+    pub fn probe_loading_nvml(driver: &'static Driver) -> Result<Self, CudaError> {
+        match Nvml::load() {
+            Ok(nvml) => Self::probe(driver, Some(&nvml)),
+            Err(e) => {
+                let mut t = Self::probe(driver, None)?;
+                t.links = LinkSource::Unavailable(format!("NVML: {e}"));
+                Ok(t)
+            }
+        }
+    }
+
     /// [`Topology::probe`] reading NUMA nodes under `sysfs_pci_devices` instead of
     /// `/sys/bus/pci/devices`.
     pub fn probe_with_sysfs(
