@@ -235,12 +235,11 @@ impl NvmlLibrary {
         let path = path.as_ref();
         let shown = path.display().to_string();
         // SAFETY: the caller vouches that the library is NVML (see above).
-        let library = unsafe { libloading::Library::new(path) }.map_err(|e| {
-            NvmlError::LibraryNotFound {
+        let library =
+            unsafe { libloading::Library::new(path) }.map_err(|e| NvmlError::LibraryNotFound {
                 path: shown.clone(),
                 error: e.to_string(),
-            }
-        })?;
+            })?;
         // SAFETY: the header's signatures of these two exported names.
         let init = unsafe { library.get::<pfn::nvmlInit_v2>(b"nvmlInit_v2\0") }
             .map(|s| *s)
@@ -621,7 +620,10 @@ impl<'n> NvmlDevice<'n> {
     }
 
     fn link_state(&self, link: u32) -> Result<bool, NvmlError> {
-        let f = need(self.nvml.lib.functions.link_state, "nvmlDeviceGetNvLinkState")?;
+        let f = need(
+            self.nvml.lib.functions.link_state,
+            "nvmlDeviceGetNvLinkState",
+        )?;
         let mut state = nvmlEnableState_t::default();
         // SAFETY: a valid handle; a valid out-pointer.
         self.nvml.check("nvmlDeviceGetNvLinkState", unsafe {

@@ -369,7 +369,9 @@ impl core::fmt::Display for Topology {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         writeln!(f, "devices:")?;
         for d in &self.devices {
-            let numa = d.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string());
+            let numa = d
+                .numa_node
+                .map_or_else(|| "?".to_owned(), |n| n.to_string());
             let active = match self.links {
                 LinkSource::Nvml(_) => d.nvlinks.iter().filter(|l| l.active).count().to_string(),
                 LinkSource::Unavailable(_) => "?".to_owned(),

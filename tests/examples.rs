@@ -242,8 +242,14 @@ fn topology_with_no_driver_chosen_shows_softcudas_asymmetric_matrix_and_dot() {
     assert!(s.contains("best peer of 2: none (no peer access)"), "{s}");
     assert!(s.contains("best peer of 3: 0"), "{s}");
     assert!(s.contains("digraph topology {"), "{s}");
-    assert!(s.contains("gpu3 -> gpu0 [label=\"rank 2, atomics\"];"), "{s}");
-    assert!(s.contains("gpu0 -> gpu2 [label=\"rank 1, no atomics\"];"), "{s}");
+    assert!(
+        s.contains("gpu3 -> gpu0 [label=\"rank 2, atomics\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu0 -> gpu2 [label=\"rank 1, no atomics\"];"),
+        "{s}"
+    );
     assert!(!s.contains("gpu0 -> gpu3"), "{s}");
 }
 
@@ -267,9 +273,18 @@ fn topology_on_libsoftcuda_reads_its_nvlinks_through_nvml() {
         s.contains(&format!("NVLinks from NVML ({})", lib.display())),
         "{s}"
     );
-    assert!(s.contains("gpu0 -> gpu1 [label=\"rank 0, atomics, nvlink x4\"];"), "{s}");
-    assert!(s.contains("gpu2 -> gpu0 [label=\"rank 1, atomics, nvlink x1\"];"), "{s}");
-    assert!(s.contains("gpu2 -> gpu3 [label=\"rank 0, atomics\"];"), "{s}");
+    assert!(
+        s.contains("gpu0 -> gpu1 [label=\"rank 0, atomics, nvlink x4\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu2 -> gpu0 [label=\"rank 1, atomics, nvlink x1\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu2 -> gpu3 [label=\"rank 0, atomics\"];"),
+        "{s}"
+    );
     let device0 = s.lines().find(|l| l.contains("00000000:10:00.0 ")).unwrap();
     assert!(device0.contains("nvlinks 5"), "{s}");
     assert!(s.contains("best peer of 0: 1"), "{s}");

@@ -23,7 +23,8 @@ impl Drop for PeerGuard {
     }
 }
 
-const LINKS: &str = "0-1,1-0,0-2:rank1:noatomics,0-3:rank1,3-0:rank2:arrays,1-2:rank1,2-3:rank3:noatomics";
+const LINKS: &str =
+    "0-1,1-0,0-2:rank1:noatomics,0-3:rank1,3-0:rank2:arrays,1-2:rank1,2-3:rank3:noatomics";
 
 /// Four devices, the peer links of [`LINKS`].
 fn four_devices() -> (SoftDevices, PeerGuard) {
@@ -79,7 +80,10 @@ fn the_matrix_is_the_configured_asymmetric_topology() {
     }
     assert!(matches!(
         t.peer(4, 0),
-        Err(CudaError::InvalidArgument { parameter: "src", .. })
+        Err(CudaError::InvalidArgument {
+            parameter: "src",
+            ..
+        })
     ));
     drop(t);
     no_leaks();
@@ -131,7 +135,9 @@ fn the_dot_has_one_directed_edge_per_accessible_link() {
     }
     assert_eq!(dot.matches(" -> ").count(), 7, "{dot}");
     assert!(!dot.contains("gpu2 -> gpu0"));
-    assert!(dot.contains("gpu2 [label=\"2: softcuda sm_90 (device 2)\\n00000000:12:00.0\\nnuma ?\"];"));
+    assert!(
+        dot.contains("gpu2 [label=\"2: softcuda sm_90 (device 2)\\n00000000:12:00.0\\nnuma ?\"];")
+    );
 }
 
 #[test]
@@ -146,7 +152,10 @@ fn the_table_shows_devices_and_matrix() {
     assert!(lines[1].ends_with("softcuda sm_90 (device 0)"));
     // Rows are sources: 0 reaches 1 (0a), 2 (1), 3 (1a); 2 reaches only 3 (rank 3).
     let row = |r: usize| -> Vec<&str> { lines[7 + r].split_whitespace().collect() };
-    assert_eq!(lines[6].split_whitespace().collect::<Vec<_>>(), ["src\\dst", "0", "1", "2", "3"]);
+    assert_eq!(
+        lines[6].split_whitespace().collect::<Vec<_>>(),
+        ["src\\dst", "0", "1", "2", "3"]
+    );
     assert_eq!(row(0), ["0", "x", "0a", "1", "1a"]);
     assert_eq!(row(1), ["1", "0a", "x", "1a", "-"]);
     assert_eq!(row(2), ["2", "-", "-", "x", "3"]);
@@ -213,7 +222,16 @@ fn nvlinked() -> Topology {
     let mut inactive = nvlink(3, 0x41, Gpu);
     inactive.active = false;
     let devices = vec![
-        node(0, 0x40, vec![nvlink(0, 0x41, Gpu), nvlink(1, 0x42, Gpu), nvlink(2, 0x42, Gpu), inactive]),
+        node(
+            0,
+            0x40,
+            vec![
+                nvlink(0, 0x41, Gpu),
+                nvlink(1, 0x42, Gpu),
+                nvlink(2, 0x42, Gpu),
+                inactive,
+            ],
+        ),
         node(1, 0x41, vec![nvlink(0, 0x40, Gpu)]),
         node(2, 0x42, vec![nvlink(0, 0x40, Gpu), nvlink(1, 0x40, Gpu)]),
     ];
@@ -235,7 +253,10 @@ fn nvlinks_are_matched_by_bus_id_and_break_ties() {
     assert_eq!(t.best_peer(0).unwrap(), Some(2));
     assert_eq!(t.best_peer(1).unwrap(), Some(0));
     let dot = t.to_dot();
-    assert!(dot.contains("gpu0 -> gpu2 [label=\"rank 0, atomics, nvlink x2\"];"), "{dot}");
+    assert!(
+        dot.contains("gpu0 -> gpu2 [label=\"rank 0, atomics, nvlink x2\"];"),
+        "{dot}"
+    );
     assert!(dot.contains("NVLinks from NVML (libnvidia-ml.so.1)"));
     let text = t.to_string();
     assert!(text.contains("0a nv2"), "{text}");
@@ -270,13 +291,19 @@ fn nvswitch_links_are_shown_as_such() {
         node(1, 0x41, vec![nvlink(0, 0x81, Switch)]),
         node(2, 0x42, vec![]),
     ];
-    let peers = vec![((0, 1), link(0, true, false)), ((0, 2), link(0, true, false))];
+    let peers = vec![
+        ((0, 1), link(0, true, false)),
+        ((0, 2), link(0, true, false)),
+    ];
     let t = Topology::from_parts(devices, peers, LinkSource::Nvml("x".into())).unwrap();
     assert!(t.through_nvswitch(0, 1));
     assert!(!t.through_nvswitch(0, 2));
     assert_eq!(t.nvlinks_between(0, 1), 0);
     assert_eq!(t.best_peer(0).unwrap(), Some(1));
-    assert!(t.to_dot().contains("gpu0 -> gpu1 [label=\"rank 0, atomics, nvswitch\"];"));
+    assert!(
+        t.to_dot()
+            .contains("gpu0 -> gpu1 [label=\"rank 0, atomics, nvswitch\"];")
+    );
 }
 
 #[test]
@@ -287,17 +314,29 @@ fn from_parts_refuses_what_is_not_a_topology() {
         Err(CudaError::InvalidArgument { parameter, .. }) => assert_eq!(parameter, p),
         other => panic!("expected a refusal of {p}, got {other:?}"),
     };
-    refused(Topology::from_parts(two(), vec![((0, 2), link(0, true, false))], none()), "peers");
-    refused(Topology::from_parts(two(), vec![((1, 1), link(0, true, false))], none()), "peers");
+    refused(
+        Topology::from_parts(two(), vec![((0, 2), link(0, true, false))], none()),
+        "peers",
+    );
+    refused(
+        Topology::from_parts(two(), vec![((1, 1), link(0, true, false))], none()),
+        "peers",
+    );
     refused(
         Topology::from_parts(
             two(),
-            vec![((0, 1), link(0, true, false)), ((0, 1), link(1, true, false))],
+            vec![
+                ((0, 1), link(0, true, false)),
+                ((0, 1), link(1, true, false)),
+            ],
             none(),
         ),
         "peers",
     );
-    refused(Topology::from_parts(vec![node(1, 0x40, vec![])], vec![], none()), "devices");
+    refused(
+        Topology::from_parts(vec![node(1, 0x40, vec![])], vec![], none()),
+        "devices",
+    );
     let empty = Topology::from_parts(Vec::new(), Vec::new(), none()).unwrap();
     assert!(empty.to_dot().contains("digraph"));
     assert!(empty.best_peer(0).is_err());

@@ -680,7 +680,10 @@ mod p2p_spec_tests {
     #[test]
     fn nvlinks_parse_with_counts() {
         use super::parse_nvlinks;
-        assert_eq!(parse_nvlinks("0-1x2, 2-3"), Some(vec![(0, 1, 2), (2, 3, 1)]));
+        assert_eq!(
+            parse_nvlinks("0-1x2, 2-3"),
+            Some(vec![(0, 1, 2), (2, 3, 1)])
+        );
         assert_eq!(parse_nvlinks("none"), Some(Vec::new()));
         assert_eq!(parse_nvlinks("1-1"), None);
         assert_eq!(parse_nvlinks("0-1x0"), None);

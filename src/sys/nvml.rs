@@ -206,9 +206,6 @@ pub mod pfn {
         unsafe extern "C" fn(nvmlDevice_t, c_uint, *mut nvmlPciInfo_t) -> nvmlReturn_t;
     /// `nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t, unsigned int,
     /// nvmlIntNvLinkDeviceType_t *)`.
-    pub type nvmlDeviceGetNvLinkRemoteDeviceType = unsafe extern "C" fn(
-        nvmlDevice_t,
-        c_uint,
-        *mut nvmlIntNvLinkDeviceType_t,
-    ) -> nvmlReturn_t;
+    pub type nvmlDeviceGetNvLinkRemoteDeviceType =
+        unsafe extern "C" fn(nvmlDevice_t, c_uint, *mut nvmlIntNvLinkDeviceType_t) -> nvmlReturn_t;
 }

@@ -208,10 +208,10 @@ pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
         let access = s.config.peer(a, b);
         let p = s.config.peer_perf(a, b);
         let v = match attr {
-            1 => p.rank,                                   // PERFORMANCE_RANK
-            2 => 1,                                        // ACCESS_SUPPORTED
-            3 => p.native_atomics as c_int,                // NATIVE_ATOMIC_SUPPORTED
-            4 => p.cuda_array_access as c_int,             // CUDA_ARRAY_ACCESS_SUPPORTED
+            1 => p.rank,                       // PERFORMANCE_RANK
+            2 => 1,                            // ACCESS_SUPPORTED
+            3 => p.native_atomics as c_int,    // NATIVE_ATOMIC_SUPPORTED
+            4 => p.cuda_array_access as c_int, // CUDA_ARRAY_ACCESS_SUPPORTED
             _ => return Err(code::INVALID_VALUE),
         };
         out(value, if access { v } else { 0 })

@@ -99,7 +99,10 @@ fn pci_info(config: &Config, d: usize) -> NvmlPciInfo {
         &mut p.busIdLegacy,
         &format!("{domain:04X}:{bus:02X}:{device:02X}.0"),
     );
-    fill(&mut p.busId, &format!("{domain:08X}:{bus:02X}:{device:02X}.0"));
+    fill(
+        &mut p.busId,
+        &format!("{domain:08X}:{bus:02X}:{device:02X}.0"),
+    );
     p
 }
 
@@ -220,7 +223,10 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByPciBusId_v2(
 /// # Safety
 /// `pci` is null or valid for a write of an `nvmlPciInfo_t`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(device: *mut c_void, pci: *mut NvmlPciInfo) -> u32 {
+pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(
+    device: *mut c_void,
+    pci: *mut NvmlPciInfo,
+) -> u32 {
     api!("nvmlDeviceGetPciInfo_v3", {
         let (config, d) = device_of(device)?;
         out(pci, pci_info(&config, d))
