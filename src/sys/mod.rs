@@ -15,6 +15,7 @@
 //!   `tests/abi.rs`.
 //!
 //! Names are the C names, so the NVIDIA documentation applies word for word.
+//! [`nvml`] mirrors, the same way, the parts of NVML that [`crate::nvml`] calls.
 //! Nothing here is safe to use on its own; the rest of the crate is the safe layer.
 
 mod generated;
