@@ -6,8 +6,9 @@
 //! panic, every failure a typed [`NvmlError`] that names the function. Each function
 //! is resolved on its own: only `nvmlInit_v2` and `nvmlShutdown` are required (without
 //! them the library is not NVML); any other may be missing, and calling what needs it
-//! is [`NvmlError::Missing`]. `nvmlInit_v2` is called at load and `nvmlShutdown` when
-//! the [`Nvml`] is dropped (NVML counts these, so several `Nvml`s may live at once).
+//! is [`NvmlError::Missing`]. [`NvmlLibrary::open`] resolves without calling anything;
+//! [`NvmlLibrary::init`] (or [`Nvml::load`]) calls `nvmlInit_v2`, and `nvmlShutdown`
+//! is called when the [`Nvml`] is dropped (NVML counts these, so several may live).
 //!
 //! NVML is a separate library from the driver's `libcuda`: it may be absent where the
 //! driver is present (containers often mount only `libcuda`), and on a machine without
