@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch, once, the two test fixtures into a git-ignored cache folder:
 #   - Debian bookworm non-free `libcuda1` (the real NVIDIA 535 driver, CUDA 12.2),
-#     unpacked with `dpkg -x` (never installed);
+#     unpacked with `dpkg -x` (never installed), and `libnvidia-ml1` (NVML, same
+#     release) the same way;
 #   - PyPI's `nvidia-cuda-runtime-cu12` 12.9 wheel (include/cuda.h, cudaTypedefs.h)
 #     and the 13.x `nvidia-cuda-runtime` wheel (a second header to compare with).
 # The cache folder is $OXICUDA_FIXTURES, default `<repo>/.fixtures`. Prints the
@@ -13,7 +14,7 @@ mkdir -p "$fx"
 cd "$fx"
 
 # --- libcuda1 from Debian non-free, through a private apt configuration --------
-if [ ! -e "$fx/libcuda/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1" ]; then
+apt_setup() { # the private apt configuration, in $apt_opts
   apt_dir="$fx/apt"
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/sources.list.d"
   cat > "$apt_dir/sources.list.d/nonfree.sources" <<SRC
@@ -31,10 +32,22 @@ SRC
             -o "Debug::NoLocking=1"
             -o "APT::Sandbox::User=$(id -un)")
   apt-get "${apt_opts[@]}" update -qq
+}
+if [ ! -e "$fx/libcuda/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1" ]; then
+  apt_setup
   rm -f libcuda1_*.deb
   apt-get "${apt_opts[@]}" download libcuda1
   rm -rf "$fx/libcuda"
   dpkg -x libcuda1_*.deb "$fx/libcuda"
+fi
+
+# --- libnvidia-ml1 (NVML, same 535 release) from Debian non-free, the same way ----
+if [ ! -e "$fx/nvml/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.1" ]; then
+  [ -n "${apt_opts+x}" ] || apt_setup
+  rm -f libnvidia-ml1_*.deb
+  apt-get "${apt_opts[@]}" download libnvidia-ml1
+  rm -rf "$fx/nvml"
+  dpkg -x libnvidia-ml1_*.deb "$fx/nvml"
 fi
 
 # --- cuda.h and cudaTypedefs.h from the CUDA runtime wheels ---------------------
@@ -61,6 +74,7 @@ fetch_wheel 'nvidia-cuda-runtime==13.*' cuda13
 
 cat <<ENV
 OXICUDA_REAL_DRIVER=$fx/libcuda/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1
+OXICUDA_REAL_NVML=$fx/nvml/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.1
 OXICUDA_CUDA_INCLUDE=$fx/cuda12/include
 OXICUDA_CUDA13_INCLUDE=$fx/cuda13/include
 ENV

@@ -29,7 +29,7 @@ case "$driver" in system | soft) ;; *) echo "GPU_CHECK_DRIVER is system or soft,
 
 # The test binaries of the GPU suite and the examples; the benchmark is `launch`.
 SUITES=(context safe_layer memory soundness graph softcuda_kernels libsoftcuda launch_ex pool managed link library tensor_map)
-EXAMPLES=(device_info vector_add jit_log streams_events graph_capture cluster_launch cooperative_reduce managed_memory multi_gpu)
+EXAMPLES=(device_info vector_add jit_log streams_events graph_capture cluster_launch cooperative_reduce managed_memory multi_gpu topology)
 
 die() { echo "gpu-check: $*" >&2; exit 1; }
 

@@ -24,10 +24,13 @@
 //!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access), [`tensor_map`] (TMA descriptors, every
-//!   documented rule checked before the driver sees them), [`peer`] (several
-//!   contexts bound at once: one device's buffers used from another through checked
-//!   views, peer copies) and [`device_pool`] (one context per device, shared by
-//!   threads: binding, device selection, a batch split across devices).
+//!   documented rule checked before the driver sees them).
+//! - multi-GPU: [`peer`] (several contexts bound at once: one device's buffers used
+//!   from another through checked views, peer copies), [`device_pool`] (one context
+//!   per device, shared by threads: binding, device selection, a batch split across
+//!   devices), [`topology`] (the peer matrix from `cuDeviceGetP2PAttribute`, PCI bus
+//!   ids, NUMA nodes, NVLinks; text table and Graphviz DOT) and [`nvml`] (NVML loaded
+//!   at run time on the driver loader's principles, for the NVLinks).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -58,6 +61,7 @@ pub mod loader;
 pub mod managed;
 pub mod memory;
 pub mod module;
+pub mod nvml;
 pub mod peer;
 pub mod pinned;
 pub mod pool;
@@ -66,6 +70,7 @@ pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
+pub mod topology;
 pub mod version;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as

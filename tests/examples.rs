@@ -216,6 +216,106 @@ fn cooperative_reduce_with_no_driver_chosen_runs_on_softcuda() {
 }
 
 #[test]
+fn topology_with_no_driver_chosen_shows_softcudas_asymmetric_matrix_and_dot() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = Command::new(example("topology"))
+        .env_remove("OXICUDA_DRIVER_PATH")
+        .env_remove("OXICUDA_DRIVER")
+        .env("SOFTCUDA_DEVICES", "9.0:1024,9.0:1024,8.0:1024,8.0:1024")
+        .env("SOFTCUDA_P2P", "0-1,1-0,0-2:rank1:noatomics,3-0:rank2")
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("NVLinks unknown (NVML not given)"), "{s}");
+    let row0: Vec<&str> = s
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("0") && l.contains(" x "))
+        .unwrap_or_else(|| panic!("no matrix row 0 in\n{s}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row0, ["0", "x", "0a", "1", "-"], "{s}");
+    assert!(s.contains("best peer of 0: 1"), "{s}");
+    assert!(s.contains("best peer of 2: none (no peer access)"), "{s}");
+    assert!(s.contains("best peer of 3: 0"), "{s}");
+    assert!(s.contains("digraph topology {"), "{s}");
+    assert!(
+        s.contains("gpu3 -> gpu0 [label=\"rank 2, atomics\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu0 -> gpu2 [label=\"rank 1, no atomics\"];"),
+        "{s}"
+    );
+    assert!(!s.contains("gpu0 -> gpu3"), "{s}");
+}
+
+#[test]
+fn topology_on_libsoftcuda_reads_its_nvlinks_through_nvml() {
+    // libsoftcuda.so serves as both the CUDA driver and NVML (its NVML surface).
+    let lib = common::libsoftcuda();
+    let out = Command::new(example("topology"))
+        .env("OXICUDA_DRIVER_PATH", &lib)
+        .env("OXICUDA_NVML_PATH", &lib)
+        .env_remove("OXICUDA_DRIVER")
+        .env("SOFTCUDA_DEVICES", "9.0:1024,9.0:1024,9.0:1024,8.0:1024")
+        .env("SOFTCUDA_P2P", "0-1,1-0,0-2:rank1,2-0:rank1,2-3")
+        .env("SOFTCUDA_NVLINK", "0-1x4,0-2")
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(!s.contains("Running on softcuda"), "a chosen driver: {s}");
+    assert!(
+        s.contains(&format!("NVLinks from NVML ({})", lib.display())),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu0 -> gpu1 [label=\"rank 0, atomics, nvlink x4\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu2 -> gpu0 [label=\"rank 1, atomics, nvlink x1\"];"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpu2 -> gpu3 [label=\"rank 0, atomics\"];"),
+        "{s}"
+    );
+    let device0 = s.lines().find(|l| l.contains("00000000:10:00.0 ")).unwrap();
+    assert!(device0.contains("nvlinks 5"), "{s}");
+    assert!(s.contains("best peer of 0: 1"), "{s}");
+    assert!(s.contains("best peer of 2: 3"), "rank 0 beats NVLink: {s}");
+}
+
+#[test]
+fn topology_with_the_real_nvml_and_no_gpu_falls_back_and_says_why() {
+    let Some(nvml) = common::real_nvml() else {
+        return;
+    };
+    let out = Command::new(example("topology"))
+        .env("OXICUDA_DRIVER_PATH", common::libsoftcuda())
+        .env("OXICUDA_NVML_PATH", &nvml)
+        .env_remove("OXICUDA_DRIVER")
+        .env_remove("SOFTCUDA_NVLINK")
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(
+        s.contains(
+            "NVLinks unknown (NVML: nvmlInit_v2 failed: NVML_ERROR_DRIVER_NOT_LOADED (9): \
+             Driver Not Loaded): peer links from the driver's P2P attributes only"
+        ),
+        "{s}"
+    );
+    assert!(s.contains("nvlinks ?"), "{s}");
+}
+
+#[test]
 fn multi_gpu_with_no_driver_chosen_splits_the_work_over_softcudas_devices() {
     if oxicuda_driver::init().is_ok() {
         return;

@@ -477,6 +477,21 @@ fn rows() -> Vec<Row> {
                 unit(a.can_access_peer(&b))
             }
         ),
+        bare!(
+            "Topology::probe_with_sysfs",
+            [
+                ("cuDeviceGetP2PAttribute", CUDA_ERROR_INVALID_DEVICE),
+                ("cuDeviceGetPCIBusId", CUDA_ERROR_INVALID_DEVICE),
+            ],
+            |d, arm| {
+                arm();
+                unit(oxicuda_driver::topology::Topology::probe_with_sysfs(
+                    d,
+                    None,
+                    Path::new("/nonexistent"),
+                ))
+            }
+        ),
         // --- contexts ---------------------------------------------------------------
         bare!(
             "Context::new",

@@ -7,7 +7,7 @@ use crate::types::{CUresult, code};
 use core::ffi::{CStr, c_char, c_int};
 
 pub use crate::device::Profile;
-pub use crate::state::{Config as SoftConfig, LiveCounts as Counts};
+pub use crate::state::{Config as SoftConfig, LiveCounts as Counts, PeerPerf};
 
 /// Objects still alive, per kind.
 pub fn live_counts() -> LiveCounts {
@@ -46,11 +46,10 @@ pub fn reset() {
 
 /// Replaces the devices and the reported version. Refused while any context exists.
 pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
-    let peer_links = state::config().peer_links;
     state::configure(Config {
         version,
         devices,
-        peer_links,
+        ..state::config()
     })
 }
 
@@ -59,6 +58,23 @@ pub fn configure(version: i32, devices: Vec<Profile>) -> Result<(), CUresult> {
 pub fn set_peer_links(links: Option<Vec<(usize, usize)>>) -> Result<(), CUresult> {
     let mut c = state::config();
     c.peer_links = links;
+    state::configure(c)
+}
+
+/// Sets what `cuDeviceGetP2PAttribute` reports for the directed links listed
+/// (rank, native atomics, CUDA-array access); every other accessible link reports
+/// [`PeerPerf::default`]. Refused while any context exists.
+pub fn set_peer_perf(perf: Vec<((usize, usize), PeerPerf)>) -> Result<(), CUresult> {
+    let mut c = state::config();
+    c.peer_perf = perf;
+    state::configure(c)
+}
+
+/// Sets the simulated NVLinks (softcuda's NVML surface): `(a, b, n)` joins devices
+/// `a` and `b` by `n` links. Refused while any context exists.
+pub fn set_nvlinks(links: Vec<(usize, usize, u32)>) -> Result<(), CUresult> {
+    let mut c = state::config();
+    c.nvlinks = links;
     state::configure(c)
 }
 
@@ -185,4 +201,22 @@ pub unsafe extern "C" fn softcuda_call_count(function: *const c_char) -> c_int {
     // SAFETY: a NUL-terminated string, by the C contract.
     let f = unsafe { CStr::from_ptr(function) }.to_string_lossy();
     call_log().iter().filter(|c| **c == f).count() as c_int
+}
+
+/// `softcuda_set_nvlinks(spec)`: [`set_nvlinks`] with `SOFTCUDA_NVLINK`'s syntax
+/// (`0-1x2,2-3`); `CUDA_ERROR_INVALID_VALUE` for a spec that does not parse.
+///
+/// # Safety
+/// `spec` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn softcuda_set_nvlinks(spec: *const c_char) -> CUresult {
+    if spec.is_null() {
+        return code::INVALID_VALUE;
+    }
+    // SAFETY: a NUL-terminated string, by this function's contract.
+    let text = unsafe { CStr::from_ptr(spec) }.to_string_lossy();
+    match state::parse_nvlinks(&text) {
+        Some(links) => set_nvlinks(links).err().unwrap_or(code::SUCCESS),
+        None => code::INVALID_VALUE,
+    }
 }

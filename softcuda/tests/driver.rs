@@ -823,9 +823,15 @@ fn the_peer_topology_is_configurable() {
         assert_eq!(can, 1);
         ok(cuDeviceCanAccessPeer(&mut can, 1, 0));
         assert_eq!(can, 0, "links are directed");
-        let mut v = 0;
+        // As the driver: a pair without access answers 0 (access, rank, atomics); a
+        // device paired with itself is refused.
+        let mut v = 9;
+        ok(cuDeviceGetP2PAttribute(&mut v, 2, 1, 0));
+        assert_eq!(v, 0);
+        ok(cuDeviceGetP2PAttribute(&mut v, 2, 0, 1));
+        assert_eq!(v, 1);
         assert_eq!(
-            cuDeviceGetP2PAttribute(&mut v, 2, 1, 0),
+            cuDeviceGetP2PAttribute(&mut v, 2, 0, 0),
             code::INVALID_DEVICE
         );
         let (mut c0, mut c1) = (std::ptr::null_mut(), std::ptr::null_mut());

@@ -39,6 +39,14 @@ pub fn real_driver() -> Option<PathBuf> {
     )
 }
 
+/// The real NVML (Debian `libnvidia-ml1` 535, the driver's release).
+pub fn real_nvml() -> Option<PathBuf> {
+    fixture(
+        "OXICUDA_REAL_NVML",
+        "nvml/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.1",
+    )
+}
+
 /// The CUDA 12.9 `include/` folder (cuda.h, cudaTypedefs.h).
 pub fn cuda12_include() -> Option<PathBuf> {
     fixture("OXICUDA_CUDA_INCLUDE", "cuda12/include")

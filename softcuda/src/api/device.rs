@@ -188,8 +188,10 @@ pub unsafe extern "C" fn cuDeviceCanAccessPeer(
     })
 }
 
-/// `cuDeviceGetP2PAttribute`: performance rank 0, access and atomics supported,
-/// no CUDA-array access.
+/// `cuDeviceGetP2PAttribute`: for an accessible link, the configured attributes
+/// (`SOFTCUDA_P2P`, `control::set_peer_perf`; by default rank 0, native atomics, no
+/// CUDA-array access); for a pair without access, 0 for every attribute, as the
+/// driver does. A device paired with itself is `INVALID_DEVICE`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
     value: *mut c_int,
@@ -199,17 +201,20 @@ pub unsafe extern "C" fn cuDeviceGetP2PAttribute(
 ) -> CUresult {
     api!("cuDeviceGetP2PAttribute", {
         let s = state::state();
-        if !can_access(&s, src, dst)? {
+        let (a, b) = (device(&s, src)?, device(&s, dst)?);
+        if a == b {
             return Err(code::INVALID_DEVICE);
         }
+        let access = s.config.peer(a, b);
+        let p = s.config.peer_perf(a, b);
         let v = match attr {
-            1 => 0, // PERFORMANCE_RANK
-            2 => 1, // ACCESS_SUPPORTED
-            3 => 1, // NATIVE_ATOMIC_SUPPORTED
-            4 => 0, // CUDA_ARRAY_ACCESS_SUPPORTED
+            1 => p.rank,                       // PERFORMANCE_RANK
+            2 => 1,                            // ACCESS_SUPPORTED
+            3 => p.native_atomics as c_int,    // NATIVE_ATOMIC_SUPPORTED
+            4 => p.cuda_array_access as c_int, // CUDA_ARRAY_ACCESS_SUPPORTED
             _ => return Err(code::INVALID_VALUE),
         };
-        out(value, v)
+        out(value, if access { v } else { 0 })
     })
 }
 

@@ -30,6 +30,7 @@ pub mod link;
 pub mod managed;
 pub mod memory;
 pub mod module;
+pub mod nvml;
 pub mod pool;
 pub mod proc;
 pub mod stream;
