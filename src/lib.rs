@@ -48,6 +48,7 @@ pub mod graph;
 pub mod jit;
 pub mod launch;
 pub mod launch_config;
+pub mod leaks;
 pub mod library;
 pub mod link;
 pub mod loader;
@@ -57,10 +58,12 @@ pub mod module;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;
+pub mod snapshot;
 pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
+pub mod trace;
 pub mod version;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as
