@@ -20,7 +20,7 @@
 use crate::context::CurrentContext;
 use crate::device::Device;
 use crate::error::CudaError;
-use crate::sys::{CUcontext, CUdevice_attribute as A, CUfunc_cache, CUlimit};
+use crate::sys::{CUcontext, CUdevice_attribute as A, CUfunc_cache, CUlimit, CUresult};
 use core::fmt;
 
 /// One answer of the driver: the value, or why there is none.
@@ -135,7 +135,22 @@ fn answer<T>(
 ) -> fmt::Result {
     match a {
         Ok(v) => show(f, v),
-        Err(e) => write!(f, "unavailable ({e})"),
+        Err(e) => write!(f, "{} ({e})", refusal(e)),
+    }
+}
+
+/// How a refusal reads: `unsupported` when the driver (or the loaded library) does not
+/// support the query, `unavailable` for any other error.
+fn refusal(e: &CudaError) -> &'static str {
+    match e {
+        CudaError::Driver(r)
+            if *r == CUresult::CUDA_ERROR_NOT_SUPPORTED
+                || *r == CUresult::CUDA_ERROR_UNSUPPORTED_LIMIT =>
+        {
+            "unsupported"
+        }
+        CudaError::NotSupported { .. } => "unsupported",
+        _ => "unavailable",
     }
 }
 
