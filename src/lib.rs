@@ -24,7 +24,10 @@
 //!   capture or build, instantiate, launch — each state a type), [`pool`] (memory
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access) and [`tensor_map`] (TMA descriptors, every
-//!   documented rule checked before the driver sees them).
+//!   documented rule checked before the driver sees them);
+//! - debugging: [`leaks`] (the opt-in leak tracker: live handles by kind, creation
+//!   backtraces), [`trace`] (a `tracing` span per kernel launch, free when nobody
+//!   listens) and [`snapshot`] (the current context's and device's state, printable).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
