@@ -218,7 +218,7 @@ pub fn live() -> Report {
                                 kind,
                                 handle,
                                 thread: e.thread.clone(),
-                                backtrace: e.backtrace.as_ref().map(ToString::to_string),
+                                backtrace: e.backtrace.as_ref().map(from_caller),
                             },
                         )
                     })
@@ -233,6 +233,26 @@ pub fn live() -> Report {
     }
 }
 
+/// `bt` as text, from the frame that called the crate's create function: the
+/// tracker's own frames (`leaks::record`, `leaks::created` and the closure that
+/// captured it) are left out when they can be found by name.
+fn from_caller(bt: &Backtrace) -> String {
+    let text = bt.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(last) = lines
+        .iter()
+        .rposition(|l| l.contains("oxicuda_driver::leaks::"))
+    else {
+        return text;
+    };
+    // The frame's `at file:line` follows its name, more indented.
+    let skip = match lines.get(last + 1) {
+        Some(next) if next.trim_start().starts_with("at ") => last + 2,
+        _ => last + 1,
+    };
+    lines.get(skip..).unwrap_or_default().join("\n")
+}
+
 /// A handle the tracker saw created and not destroyed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveHandle {
@@ -242,7 +262,9 @@ pub struct LiveHandle {
     pub handle: u64,
     /// The name (or id) of the thread that created it.
     pub thread: String,
-    /// Where it was created, when backtraces were enabled at the time.
+    /// Where it was created, when backtraces were enabled at the time: from the
+    /// frame of the crate's function that created it (the tracker's own frames are
+    /// left out).
     pub backtrace: Option<String>,
 }
 

@@ -1,8 +1,8 @@
 //! A device-state snapshot for debugging: what the driver says about the current
 //! context and its device at one moment — device name, ordinal and compute
-//! capability, free and total memory, every context limit, the cache preference, the
-//! stream priority range, the context's API version and handle, and key device
-//! attributes — with a readable multi-line `Display`.
+//! capability, free and total memory, the context's flags, every context limit, the
+//! cache preference, the stream priority range, the context's API version and handle,
+//! and key device attributes — with a readable multi-line `Display`.
 //!
 //! Each value is asked for on its own and kept as the driver's answer: a value the
 //! driver refuses (a limit it does not support, an attribute it does not know) is
@@ -20,7 +20,9 @@
 use crate::context::CurrentContext;
 use crate::device::Device;
 use crate::error::CudaError;
-use crate::sys::{CUcontext, CUdevice_attribute as A, CUfunc_cache, CUlimit, CUresult};
+use crate::sys::{
+    CUcontext, CUctx_flags, CUdevice_attribute as A, CUfunc_cache, CUlimit, CUresult,
+};
 use core::fmt;
 
 /// One answer of the driver: the value, or why there is none.
@@ -53,6 +55,8 @@ pub struct Snapshot {
     pub context: CUcontext,
     /// The context's API version (`cuCtxGetApiVersion`).
     pub api_version: Answer<u32>,
+    /// The context's flags (scheduling, host mapping, ...).
+    pub flags: Answer<CUctx_flags>,
     /// The context's device.
     pub device: Answer<Device>,
     /// The device's name.
@@ -86,6 +90,7 @@ impl Snapshot {
         Snapshot {
             context: cur.raw(),
             api_version: cur.api_version(),
+            flags: cur.flags(),
             name,
             compute_capability,
             memory: cur.memory_info(),
@@ -168,6 +173,8 @@ impl fmt::Display for Snapshot {
         writeln!(f, "context {:?}", self.context)?;
         write!(f, "  API version:        ")?;
         answer(f, &self.api_version, |f, v| write!(f, "{v}"))?;
+        write!(f, "\n  flags:              ")?;
+        answer(f, &self.flags, |f, v| write!(f, "{v:?}"))?;
         write!(f, "\n  device:             ")?;
         answer(f, &self.device, |f, d| write!(f, "{}", d.ordinal()))?;
         write!(f, " — ")?;
