@@ -331,6 +331,7 @@ impl Context {
             poisoned: Cell::new(None),
             _not_sync: PhantomData,
         };
+        crate::leaks::created(crate::leaks::Kind::Context, raw);
         // cuCtxCreate made it current: restore the previous context.
         let mut popped = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the context just pushed is popped.
@@ -344,6 +345,7 @@ impl Context {
     /// `raw` must be a live context created with `cuCtxCreate` of `driver`, owned by
     /// nobody else: the returned value destroys it.
     pub unsafe fn from_raw(driver: &'static Driver, raw: CUcontext) -> Context {
+        crate::leaks::created(crate::leaks::Kind::Context, raw);
         Context {
             driver,
             raw,
@@ -393,6 +395,8 @@ impl Drop for Context {
             let r = unsafe { destroy(self.raw) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuCtxDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Context, self.raw);
             }
         }
     }
@@ -435,6 +439,7 @@ impl PrimaryContext {
         check(unsafe {
             device.driver().table().cuDevicePrimaryCtxRetain()?(&mut raw, device.raw())
         })?;
+        crate::leaks::created(crate::leaks::Kind::PrimaryContext, raw);
         Ok(PrimaryContext {
             device: *device,
             raw,
@@ -543,6 +548,8 @@ impl Drop for PrimaryContext {
             let r = unsafe { release(self.device.raw()) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuDevicePrimaryCtxRelease failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::PrimaryContext, self.raw);
             }
         }
     }

@@ -56,6 +56,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUevent::NULL;
         // SAFETY: a valid out-pointer; the context is current.
         check(unsafe { self.driver().table().cuEventCreate()?(&mut raw, K::FLAGS.bits()) })?;
+        crate::leaks::created(crate::leaks::Kind::Event, raw);
         Ok(Event {
             driver: self.driver(),
             raw,
@@ -115,6 +116,8 @@ impl<K: EventKind> Drop for Event<'_, K> {
             let r = unsafe { destroy(self.raw) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuEventDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Event, self.raw);
             }
         }
     }

@@ -300,6 +300,9 @@ impl<'g, K: Kind> Graph<'g, K> {
         raw: CUgraph,
         host_fns: Rc<RefCell<KeptFns<'g>>>,
     ) -> Graph<'g, K> {
+        if K::OWNED {
+            crate::leaks::created(crate::leaks::Kind::Graph, raw);
+        }
         Graph {
             driver,
             raw,
@@ -673,6 +676,8 @@ impl<K: Kind> Drop for Graph<'_, K> {
             let r = unsafe { destroy(self.raw) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuGraphDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Graph, self.raw);
             }
         }
     }

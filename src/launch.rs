@@ -351,24 +351,40 @@ impl<S: Signature> Function<'_, S> {
         let (g, b) = (grid.into(), block.into());
         let launch = self.driver.table().cuLaunchKernel()?;
         with_params::<S, _, _>(args, |params| {
-            // SAFETY: `params` holds one pointer per declared parameter, each to a value
-            // of its declared size (the signature was checked at lookup); the function
-            // and stream belong to the current context.
-            check(unsafe {
-                launch(
-                    self.raw,
-                    g.0,
-                    g.1,
-                    g.2,
-                    b.0,
-                    b.1,
-                    b.2,
+            let mut call = move || {
+                // SAFETY: `params` holds one pointer per declared parameter, each to a
+                // value of its declared size (the signature was checked at lookup); the
+                // function and stream belong to the current context.
+                check(unsafe {
+                    launch(
+                        self.raw,
+                        g.0,
+                        g.1,
+                        g.2,
+                        b.0,
+                        b.1,
+                        b.2,
+                        shared_bytes,
+                        stream.raw(),
+                        params.as_mut_ptr(),
+                        core::ptr::null_mut(),
+                    )
+                })
+            };
+            if crate::trace::may_trace() {
+                let l = crate::trace::Launch {
+                    driver: self.driver,
+                    function: self.raw,
+                    api: "cuLaunchKernel",
+                    grid: (g.0, g.1, g.2),
+                    block: (b.0, b.1, b.2),
                     shared_bytes,
-                    stream.raw(),
-                    params.as_mut_ptr(),
-                    core::ptr::null_mut(),
-                )
-            })
+                    stream: stream.raw(),
+                    cooperative: false,
+                };
+                return crate::trace::traced(&l, call);
+            }
+            call()
         })
     }
 }

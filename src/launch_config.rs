@@ -609,11 +609,29 @@ impl<S: Signature> Function<'_, S> {
         let attrs = attrs.get_mut(..n).unwrap_or_default();
         let raw = config.raw(stream.raw(), attrs);
         with_params::<S, _, _>(args, |params| {
-            // SAFETY: `params` holds one pointer per declared parameter, each to a value
-            // of its declared size (the signature was checked at lookup); `raw` points
-            // to `attrs`, alive on this frame, with `numAttrs` initialised attributes
-            // carrying no pointers; function and stream belong to the current context.
-            check(unsafe { launch(&raw, self.raw, params.as_mut_ptr(), core::ptr::null_mut()) })
+            let mut call = move || {
+                // SAFETY: `params` holds one pointer per declared parameter, each to a
+                // value of its declared size (the signature was checked at lookup); `raw`
+                // points to `attrs`, alive on this frame, with `numAttrs` initialised
+                // attributes carrying no pointers; function and stream belong to the
+                // current context.
+                check(unsafe { launch(&raw, self.raw, params.as_mut_ptr(), core::ptr::null_mut()) })
+            };
+            if crate::trace::may_trace() {
+                let (g, b) = (config.grid, config.block);
+                let l = crate::trace::Launch {
+                    driver: self.driver,
+                    function: self.raw,
+                    api: "cuLaunchKernelEx",
+                    grid: (g.0, g.1, g.2),
+                    block: (b.0, b.1, b.2),
+                    shared_bytes: config.shared,
+                    stream: stream.raw(),
+                    cooperative: config.cooperative,
+                };
+                return crate::trace::traced(&l, call);
+            }
+            call()
         })
     }
 

@@ -31,6 +31,9 @@
 //!   devices), [`topology`] (the peer matrix from `cuDeviceGetP2PAttribute`, PCI bus
 //!   ids, NUMA nodes, NVLinks; text table and Graphviz DOT) and [`nvml`] (NVML loaded
 //!   at run time on the driver loader's principles, for the NVLinks).
+//! - debugging: [`leaks`] (the opt-in leak tracker: live handles by kind, creation
+//!   backtraces), [`trace`] (a `tracing` span per kernel launch, free when nobody
+//!   listens) and [`snapshot`] (the current context's and device's state, printable).
 //!
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
@@ -55,6 +58,7 @@ pub mod graph;
 pub mod jit;
 pub mod launch;
 pub mod launch_config;
+pub mod leaks;
 pub mod library;
 pub mod link;
 pub mod loader;
@@ -66,11 +70,13 @@ pub mod peer;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;
+pub mod snapshot;
 pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
 pub mod topology;
+pub mod trace;
 pub mod version;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as

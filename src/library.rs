@@ -113,6 +113,7 @@ impl Driver {
         if r != CUresult::CUDA_SUCCESS {
             return Err(jit.failure(r));
         }
+        crate::leaks::created(crate::leaks::Kind::Library, raw);
         Ok(Library {
             driver: self,
             raw,
@@ -273,6 +274,8 @@ impl Drop for Library {
             let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuLibraryUnload failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Library, self.raw);
             }
         }
     }

@@ -131,6 +131,7 @@ impl CurrentContext<'_> {
         if r != CUresult::CUDA_SUCCESS {
             return Err(jit.failure(r));
         }
+        crate::leaks::created(crate::leaks::Kind::Linker, raw);
         Ok(Linker {
             driver: self.driver(),
             raw,
@@ -414,6 +415,8 @@ impl Drop for Linker<'_> {
             // was copied out).
             if let Err(e) = check(unsafe { destroy(self.raw) }) {
                 tracing::warn!(%e, "cuLinkDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Linker, self.raw);
             }
         }
     }

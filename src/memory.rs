@@ -332,6 +332,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut ptr = 0;
         // SAFETY: a valid out-pointer; the context is current.
         check(unsafe { self.driver().table().cuMemAlloc()?(&mut ptr, bytes::<T>(len)?) })?;
+        crate::leaks::created(crate::leaks::Kind::DeviceBuffer, ptr);
         Ok(DeviceBuffer {
             driver: self.driver(),
             ptr,
@@ -549,22 +550,24 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
 impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
         // SAFETY: this value owns the allocation.
-        unsafe { free(self.driver, self.ptr) };
+        unsafe { free(self.driver, self.ptr, crate::leaks::Kind::DeviceBuffer) };
     }
 }
 
 /// Frees the allocation at `ptr` (`cuMemFree`), logging a refusal: for the `Drop` of
-/// a buffer.
+/// a buffer, whose handle the leak tracker counts as `kind`.
 ///
 /// # Safety
 ///
 /// The caller owns the allocation, and nothing uses it after this.
-pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr) {
+pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr, kind: crate::leaks::Kind) {
     if let Ok(free) = driver.table().cuMemFree() {
         // SAFETY: the caller's promise.
         let r = crate::graph::retry_relaxed(driver, || unsafe { free(ptr) });
         if check(r).is_err() {
             tracing::warn!(?r, "cuMemFree failed");
+        } else {
+            crate::leaks::destroyed(kind, ptr);
         }
     }
 }

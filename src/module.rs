@@ -136,6 +136,7 @@ pub(crate) fn load_image<'a>(
     if r != CUresult::CUDA_SUCCESS {
         return Err(jit.failure(r));
     }
+    crate::leaks::created(crate::leaks::Kind::Module, raw);
     Ok(Module {
         driver,
         raw,
@@ -425,6 +426,8 @@ impl Drop for Module<'_> {
             let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuModuleUnload failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Module, self.raw);
             }
         }
     }

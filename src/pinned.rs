@@ -65,6 +65,9 @@ impl<'ctx> CurrentContext<'ctx> {
         // SAFETY: a valid out-pointer; the context is current (checked above).
         check(unsafe { self.driver().table().cuMemHostAlloc()?(&mut p, n, flags.bits()) })?;
         buf.ptr = p.cast::<T>();
+        if !p.is_null() {
+            crate::leaks::created(crate::leaks::Kind::PinnedHost, p);
+        }
         if p.is_null() || !buf.ptr.is_aligned() {
             return Err(CudaError::Driver(
                 crate::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
@@ -98,6 +101,7 @@ impl<'ctx> CurrentContext<'ctx> {
                 flags.bits(),
             )
         })?;
+        crate::leaks::created(crate::leaks::Kind::RegisteredHost, data.as_mut_ptr());
         Ok(Registered {
             driver: self.driver(),
             data,
@@ -145,6 +149,8 @@ impl<T: DeviceCopy> Drop for HostBuffer<'_, T> {
             let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr.cast()) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemFreeHost failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::PinnedHost, self.ptr);
             }
         }
     }
@@ -171,6 +177,8 @@ impl<T: DeviceCopy> Drop for Registered<'_, T> {
             let r = crate::graph::retry_relaxed(self.driver, || unsafe { unregister(p) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemHostUnregister failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::RegisteredHost, p);
             }
         }
     }

@@ -50,6 +50,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUstream::NULL;
         // SAFETY: a valid out-pointer; the context is current (the token proves it).
         check(unsafe { self.driver().table().cuStreamCreate()?(&mut raw, flags.bits()) })?;
+        crate::leaks::created(crate::leaks::Kind::Stream, raw);
         Ok(Stream {
             driver: self.driver(),
             raw,
@@ -69,6 +70,7 @@ impl<'ctx> CurrentContext<'ctx> {
         check(unsafe {
             self.driver().table().cuStreamCreateWithPriority()?(&mut raw, flags.bits(), priority)
         })?;
+        crate::leaks::created(crate::leaks::Kind::Stream, raw);
         Ok(Stream {
             driver: self.driver(),
             raw,
@@ -186,6 +188,8 @@ impl Drop for Stream<'_> {
             let r = unsafe { destroy(self.raw) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuStreamDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::Stream, self.raw);
             }
         }
     }

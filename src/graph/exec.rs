@@ -24,6 +24,7 @@ impl<'g> GraphExec<'g> {
         check(unsafe {
             graph.driver.table().cuGraphInstantiateWithFlags()?(&mut raw, graph.raw, 0)
         })?;
+        crate::leaks::created(crate::leaks::Kind::GraphExec, raw);
         Ok(GraphExec { raw, graph })
     }
 
@@ -125,6 +126,8 @@ impl Drop for GraphExec<'_> {
             let r = unsafe { destroy(self.raw) };
             if check(r).is_err() {
                 tracing::warn!(?r, "cuGraphExecDestroy failed");
+            } else {
+                crate::leaks::destroyed(crate::leaks::Kind::GraphExec, self.raw);
             }
         }
     }
