@@ -255,6 +255,11 @@ pub(crate) fn bind_raw<R>(
     Ok(r)
 }
 
+/// Whether this thread has a root binding of this crate (any driver).
+pub(crate) fn root_bound() -> bool {
+    ROOT_BOUND.with(Cell::get)
+}
+
 /// Refuses a context of another driver than `driver` ([`CudaError::ForeignDriver`]).
 pub(crate) fn same_driver(
     driver: &'static Driver,
@@ -651,7 +656,11 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut d: CUdevice = 0;
         // SAFETY: a valid out-pointer.
         check(unsafe { self.driver.table().cuCtxGetDevice()?(&mut d) })?;
-        self.driver.device(d.max(0) as usize)
+        // A negative ordinal is no device: refused rather than read as device 0.
+        match usize::try_from(d) {
+            Ok(d) => self.driver.device(d),
+            Err(_) => Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_DEVICE)),
+        }
     }
 
     /// The context's flags.

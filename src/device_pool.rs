@@ -26,6 +26,15 @@
 //! `bind_best`, `bind_next`, `with_all` and `distribute` refuse there with
 //! [`CudaError::ContextAlreadyBound`] instead of waiting, so no two threads can wait
 //! for each other's devices. [`DevicePool::best_available`] never waits for a lock.
+//! Refusals that would only come after the wait are made before it: inside a host
+//! callback (its stream's owner may hold the lock and synchronise) `bind`,
+//! `with_all` and `distribute` are [`CudaError::InHostCallback`], and on a thread
+//! with a root binding `bind` and `with_all` are [`CudaError::ContextAlreadyBound`].
+//!
+//! The marks are per thread: code holding a pool lock must not wait for another
+//! thread that uses the same device (a scoped thread, a channel, a
+//! [`PeerGroup::enter`](crate::peer::PeerGroup::enter) waiting out a capture in the
+//! same context): that is a deadlock the pool cannot see.
 //!
 //! # Primary contexts by default
 //!
@@ -183,6 +192,17 @@ impl Drop for Load<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// The refusals that must come before a pool lock is waited for: a host callback
+/// (its stream's owner may hold the lock and wait for the callback) and a thread
+/// with a root binding (it would be refused after the wait anyway).
+fn may_wait(root_too: bool) -> Result<(), CudaError> {
+    crate::context::refuse_in_host_callback()?;
+    if root_too && crate::context::root_bound() {
+        return Err(CudaError::ContextAlreadyBound);
+    }
+    Ok(())
 }
 
 /// The lock of `m`, recovered if a panic inside an earlier binding poisoned it.
@@ -351,6 +371,7 @@ impl DevicePool {
         f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
     ) -> Result<R, CudaError> {
         let slot = self.slot(i)?;
+        may_wait(true)?;
         let _held = Held::enter()?;
         let _load = Load::new(&slot.load);
         let ctx = lock(&slot.ctx);
@@ -446,6 +467,7 @@ impl DevicePool {
     /// a thread that holds a pool lock (inside a pool binding or another
     /// `with_all`). Inside `f` the pool's own binding methods are refused likewise.
     pub fn with_all<R>(&self, f: impl FnOnce(&[&PoolContext]) -> R) -> Result<R, CudaError> {
+        may_wait(true)?;
         let _held = Held::enter()?;
         let _loads: Vec<Load<'_>> = self.slots.iter().map(|s| Load::new(&s.load)).collect();
         let guards: Vec<MutexGuard<'_, PoolContext>> =
@@ -476,7 +498,8 @@ impl DevicePool {
     /// by the pool (e.g. [`CudaError::ContextPoisoned`]) is such an error, and so is
     /// [`CudaError::InvalidArgument`] if `f` returns another number of results than
     /// its chunk has items. If a thread cannot be spawned, its chunk runs on the
-    /// calling thread. Refused with [`CudaError::ContextAlreadyBound`] on a thread
+    /// calling thread (which then needs no binding of its own: on a thread with one,
+    /// that chunk fails with [`CudaError::ContextAlreadyBound`]). Refused with [`CudaError::ContextAlreadyBound`] on a thread
     /// that holds a pool lock (its workers would wait for it forever).
     pub fn distribute<T, R, E, F>(&self, items: &[T], f: F) -> Result<Vec<R>, E>
     where
@@ -488,6 +511,7 @@ impl DevicePool {
         if HELD.with(Cell::get) {
             return Err(CudaError::ContextAlreadyBound.into());
         }
+        may_wait(false)?;
         if items.is_empty() {
             return Ok(Vec::new());
         }

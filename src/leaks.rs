@@ -42,8 +42,10 @@
 //! `RUST_BACKTRACE` says) — slow, meant for debugging.
 //!
 //! Entries are keyed by (kind, handle value). A handle value reused by the driver
-//! while an earlier owner of it is still listed (only possible after a leak) is
-//! listed twice; destroying it removes the most recent entry.
+//! while an earlier owner of it is still listed (after a leak, or in the moment
+//! between another thread's destroy call and its removal of the entry) is listed
+//! twice; destroying it removes the most recent entry — the counts stay right, but
+//! the entry left may then show the other owner's thread and backtrace.
 
 use std::backtrace::Backtrace;
 use std::collections::HashMap;

@@ -202,17 +202,21 @@ impl Driver {
         let path = path.display().to_string();
         // SAFETY (each `get`): the symbols are looked up with the types of the ABI the
         // driver exports them under: `cuGetProcAddress_v2` has the 12.0 signature,
-        // `cuGetProcAddress` the 11.3 one, `cuDriverGetVersion` the 2.2 one.
-        let v2 = unsafe { library.get::<pfn::cuGetProcAddress>(b"cuGetProcAddress_v2\0") }
+        // `cuGetProcAddress` the 11.3 one, `cuDriverGetVersion` the 2.2 one. Each is
+        // read as an `Option` of its function pointer: a symbol whose value is 0 (which
+        // `dlsym` reports as found) is `None`, never a null function pointer.
+        let v2 = unsafe { library.get::<Option<pfn::cuGetProcAddress>>(b"cuGetProcAddress_v2\0") }
             .ok()
-            .map(|s| *s);
-        let v1 = unsafe { library.get::<pfn::cuGetProcAddress_v11030>(b"cuGetProcAddress\0") }
-            .ok()
-            .map(|s| *s);
+            .and_then(|s| *s);
+        let v1 =
+            unsafe { library.get::<Option<pfn::cuGetProcAddress_v11030>>(b"cuGetProcAddress\0") }
+                .ok()
+                .and_then(|s| *s);
         let get_version =
-            unsafe { library.get::<pfn::cuDriverGetVersion>(b"cuDriverGetVersion\0") }
-                .map(|s| *s)
-                .map_err(|_| LoadError::NotACudaDriver {
+            unsafe { library.get::<Option<pfn::cuDriverGetVersion>>(b"cuDriverGetVersion\0") }
+                .ok()
+                .and_then(|s| *s)
+                .ok_or_else(|| LoadError::NotACudaDriver {
                     path: path.clone(),
                     symbol: "cuDriverGetVersion",
                 })?;

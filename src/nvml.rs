@@ -137,12 +137,13 @@ macro_rules! functions {
                 Self {
                     $(
                         // SAFETY: the symbol is looked up with the signature the NVML
-                        // header declares for that exported name (`crate::sys::nvml::pfn`).
+                        // header declares for that exported name (`crate::sys::nvml::pfn`),
+                        // as an `Option` so that a symbol whose value is null is `None`.
                         $field: unsafe {
-                            library.get::<pfn::$name>(concat!(stringify!($name), "\0").as_bytes())
+                            library.get::<Option<pfn::$name>>(concat!(stringify!($name), "\0").as_bytes())
                         }
                         .ok()
-                        .map(|s| *s),
+                        .and_then(|s| *s),
                     )*
                 }
             }
@@ -241,17 +242,20 @@ impl NvmlLibrary {
                 path: shown.clone(),
                 error: e.to_string(),
             })?;
-        // SAFETY: the header's signatures of these two exported names.
-        let init = unsafe { library.get::<pfn::nvmlInit_v2>(b"nvmlInit_v2\0") }
-            .map(|s| *s)
-            .map_err(|_| NvmlError::NotNvml {
+        // SAFETY: the header's signatures of these two exported names, as `Option`s:
+        // a symbol defined as null is refused, never called.
+        let init = unsafe { library.get::<Option<pfn::nvmlInit_v2>>(b"nvmlInit_v2\0") }
+            .ok()
+            .and_then(|s| *s)
+            .ok_or_else(|| NvmlError::NotNvml {
                 path: shown.clone(),
                 symbol: "nvmlInit_v2",
             })?;
         // SAFETY: as above.
-        let shutdown = unsafe { library.get::<pfn::nvmlShutdown>(b"nvmlShutdown\0") }
-            .map(|s| *s)
-            .map_err(|_| NvmlError::NotNvml {
+        let shutdown = unsafe { library.get::<Option<pfn::nvmlShutdown>>(b"nvmlShutdown\0") }
+            .ok()
+            .and_then(|s| *s)
+            .ok_or_else(|| NvmlError::NotNvml {
                 path: shown.clone(),
                 symbol: "nvmlShutdown",
             })?;

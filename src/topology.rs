@@ -74,6 +74,9 @@ pub struct Topology {
     links: LinkSource,
 }
 
+/// The most devices [`Topology::from_parts`] accepts (its peer matrix is `n × n`).
+pub const MAX_DEVICES: usize = 1024;
+
 fn bad(parameter: &'static str, rule: &'static str) -> CudaError {
     CudaError::InvalidArgument { parameter, rule }
 }
@@ -183,8 +186,19 @@ impl Topology {
         links: LinkSource,
     ) -> Result<Self, CudaError> {
         let n = devices.len();
+        if n > MAX_DEVICES {
+            return Err(bad("devices", "at most MAX_DEVICES (1024) devices"));
+        }
         if devices.iter().enumerate().any(|(i, d)| d.ordinal != i) {
             return Err(bad("devices", "ordinals must be 0..n, in order"));
+        }
+        if matches!(links, LinkSource::Unavailable(_))
+            && devices.iter().any(|d| !d.nvlinks.is_empty())
+        {
+            return Err(bad(
+                "devices",
+                "no NVLinks where the link source is Unavailable",
+            ));
         }
         let mut matrix = vec![PeerLink::default(); n * n];
         let mut seen = vec![false; n * n];
@@ -251,8 +265,9 @@ impl Topology {
             .count()
     }
 
-    /// Whether both devices have an active NVLink to an NVSwitch (so NVML reports
-    /// them joined through the switch fabric, not by direct links).
+    /// Whether both devices have an active NVLink to an NVSwitch — not checked to be
+    /// the same switch, nor the same fabric partition (NVML's link queries do not
+    /// say).
     pub fn through_nvswitch(&self, a: usize, b: usize) -> bool {
         let on_switch = |i: usize| {
             self.devices.get(i).is_some_and(|d| {
@@ -271,8 +286,9 @@ impl Topology {
     /// 1. `of` can access its memory (`ACCESS_SUPPORTED`; others are never chosen);
     /// 2. the lowest performance rank (0 is the best link, per CUDA);
     /// 3. native atomics over the link;
-    /// 4. the most direct NVLinks between them, then a shared NVSwitch (when NVML
-    ///    answered; otherwise these tie);
+    /// 4. the most direct NVLinks between them, then both on an NVSwitch (see
+    ///    [`through_nvswitch`](Self::through_nvswitch); when NVML answered, otherwise
+    ///    these tie);
     /// 5. the lowest ordinal.
     ///
     /// `Ok(None)` when `of` can access no other device.
@@ -430,9 +446,17 @@ fn dot_escape(s: &str) -> String {
 /// `domain:bus:device.function` (hexadecimal; the domain and function optional, as
 /// the driver and NVML write them with 4- or 8-digit domains) as numbers.
 pub fn parse_bus_id(id: &str) -> Option<(u32, u32, u32, u32)> {
+    // Hex digits only (no sign, no blank), at most 8, within the field's PCI range.
+    let hex = |s: &str, max: u32| {
+        let digits = !s.is_empty() && s.len() <= 8 && s.bytes().all(|c| c.is_ascii_hexdigit());
+        digits
+            .then(|| u32::from_str_radix(s, 16).ok())
+            .flatten()
+            .filter(|v| *v <= max)
+    };
     let id = id.trim();
     let (rest, function) = match id.rsplit_once('.') {
-        Some((r, f)) => (r, u32::from_str_radix(f, 16).ok()?),
+        Some((r, f)) => (r, hex(f, 7)?),
         None => (id, 0),
     };
     let parts: Vec<&str> = rest.split(':').collect();
@@ -442,9 +466,9 @@ pub fn parse_bus_id(id: &str) -> Option<(u32, u32, u32, u32)> {
         _ => return None,
     };
     Some((
-        u32::from_str_radix(domain, 16).ok()?,
-        u32::from_str_radix(bus, 16).ok()?,
-        u32::from_str_radix(device, 16).ok()?,
+        hex(domain, u32::MAX)?,
+        hex(bus, 0xff)?,
+        hex(device, 0x1f)?,
         function,
     ))
 }
@@ -455,7 +479,22 @@ pub fn parse_bus_id(id: &str) -> Option<(u32, u32, u32, u32)> {
 pub fn numa_node(sysfs_pci_devices: &Path, bus_id: &str) -> Option<u32> {
     let (d, b, v, f) = parse_bus_id(bus_id)?;
     let dir = format!("{d:04x}:{b:02x}:{v:02x}.{f:x}");
-    let text = std::fs::read_to_string(sysfs_pci_devices.join(dir).join("numa_node")).ok()?;
+    let path = sysfs_pci_devices.join(dir).join("numa_node");
+    // A regular file only (not a FIFO, which would block, nor a device), and at most 64
+    // bytes of it: sysfs writes one small integer.
+    if !std::fs::metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(&path)
+        .ok()?
+        .take(65)
+        .read_to_string(&mut text)
+        .ok()?;
+    if text.len() > 64 {
+        return None; // not a small integer: never a truncated one
+    }
     let n: i64 = text.trim().parse().ok()?;
     u32::try_from(n).ok()
 }

@@ -16,8 +16,10 @@
 //! # Cost when nobody listens
 //!
 //! The launch path first compares `TRACE` with `tracing`'s global maximum level (a
-//! compile-time constant, then one relaxed atomic load that `tracing` keeps up to
-//! date as subscribers come and go). Only when some subscriber may want `TRACE` does
+//! compile-time constant, then one relaxed atomic load that `tracing` raises when a
+//! subscriber wants more — and does not lower again when a scoped subscriber is
+//! dropped: after one, launches take the traced path, where the callsite's cached
+//! interest turns them away). Only when some subscriber may want `TRACE` does
 //! it leave for an out-of-line, `#[cold]` path that builds the span — where
 //! `tracing`'s per-callsite interest cache decides, and a subscriber that filters
 //! launches out costs one more cached check. The kernel name is never fetched on the
@@ -102,6 +104,9 @@ impl fmt::Display for KernelName {
         // SAFETY: a valid out-pointer; the function is alive (its launch is running,
         // on this thread, while the span is built and recorded).
         let r = unsafe { get(&mut name, self.function) };
+        // A failure is shown in the field, not returned; a sticky one still marks the
+        // bound context, as every other driver failure does.
+        crate::context::note_failure(r);
         if r != CUresult::CUDA_SUCCESS || name.is_null() {
             return write!(f, "<unknown: {r:?}>");
         }

@@ -461,3 +461,69 @@ fn a_thread_holding_a_pool_lock_is_refused_instead_of_deadlocking() {
     drop((own, pool));
     no_leaks();
 }
+
+/// Review finding: refusals that would come after a wait for a device's lock come
+/// before it — in a host callback (whose stream's owner may hold the lock and wait
+/// for the callback: a deadlock before) and on a thread with a binding of its own.
+#[test]
+fn refusals_come_before_waiting_for_a_device() {
+    let (d, _g) = driver();
+    let _devices = four_devices();
+    let pool = std::sync::Arc::new(DevicePool::new(d).unwrap());
+    let (tx, rx) = mpsc::channel();
+    let in_callback = pool.clone();
+    pool.bind(0, |cur| {
+        let s = cur
+            .create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)
+            .unwrap();
+        s.launch_host_fn(move || {
+            let bind = in_callback.bind(0, |_| ()).err();
+            let all = in_callback.with_all(|_| ()).err();
+            let _ = tx.send((bind, all));
+        })
+        .unwrap();
+        // This thread holds device 0's lock and waits for the callback.
+        s.synchronize().unwrap();
+    })
+    .unwrap();
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("no answer from the callback: a deadlock");
+    assert_eq!(
+        got,
+        (
+            Some(CudaError::InHostCallback),
+            Some(CudaError::InHostCallback)
+        )
+    );
+    // A thread with a binding of its own is refused at once, even while another
+    // thread holds the device.
+    let own = Context::new(&d.device(1).unwrap(), CUctx_flags::empty()).unwrap();
+    let holding = Barrier::new(2);
+    let (refused, released) = (mpsc::channel::<()>(), AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        let (refused_tx, refused_rx) = refused;
+        let (released, holding, pool) = (&released, &holding, &pool);
+        s.spawn(move || {
+            pool.bind(0, |_| {
+                holding.wait();
+                // Holds the device until the other thread has been refused (or 10 s).
+                let _ = refused_rx.recv_timeout(std::time::Duration::from_secs(10));
+                released.store(1, Ordering::SeqCst);
+            })
+            .unwrap()
+        });
+        holding.wait();
+        let r = own.bind(|_| pool.bind(0, |_| ())).unwrap();
+        assert_eq!(r.err(), Some(CudaError::ContextAlreadyBound));
+        assert_eq!(
+            released.load(Ordering::SeqCst),
+            0,
+            "refused only after the lock was released"
+        );
+        let _ = refused_tx.send(());
+    });
+    drop(own);
+    drop(pool);
+    no_leaks();
+}

@@ -11,6 +11,7 @@ use oxicuda_driver::nvml::{
     NvLink, NvLinkCapabilities, NvLinkDeviceType, NvLinkRemote, NvLinkVersion, PciInfo,
 };
 use oxicuda_driver::topology::{DeviceNode, LinkSource, PeerLink, Topology};
+use oxicuda_driver::topology::{MAX_DEVICES, numa_node, parse_bus_id};
 use softcuda::control::Profile;
 
 /// Restores softcuda's default peer topology when dropped.
@@ -340,4 +341,73 @@ fn from_parts_refuses_what_is_not_a_topology() {
     let empty = Topology::from_parts(Vec::new(), Vec::new(), none()).unwrap();
     assert!(empty.to_dot().contains("digraph"));
     assert!(empty.best_peer(0).is_err());
+}
+
+#[test]
+fn review_findings_stay_fixed() {
+    // Input a hostile or broken system may give: bus ids with signs and fields out
+    // of range, too many devices, a FIFO or /dev/zero as a sysfs file, a number
+    // behind 70 spaces, NVLinks claimed while NVML is unavailable.
+    assert_eq!(parse_bus_id("+0:+65:+0.+0"), None);
+    assert_eq!(parse_bus_id("0:1ff:00.0"), None);
+    assert_eq!(parse_bus_id("0:65:20.0"), None);
+    assert_eq!(parse_bus_id("0:65:1f.8"), None);
+    assert_eq!(parse_bus_id(" 00000000:3B:00.0\n"), Some((0, 0x3b, 0, 0)));
+    assert_eq!(parse_bus_id("0000:3b:00.0"), Some((0, 0x3b, 0, 0)));
+    assert_eq!(
+        parse_bus_id("10000:3b:1f.7"),
+        Some((0x10000, 0x3b, 0x1f, 7))
+    );
+    assert_eq!(parse_bus_id("3b:00"), Some((0, 0x3b, 0, 0)));
+    let n = MAX_DEVICES + 1;
+    let devices: Vec<DeviceNode> = (0..n)
+        .map(|i| DeviceNode {
+            ordinal: i,
+            name: String::new(),
+            pci_bus_id: String::new(),
+            numa_node: None,
+            nvlinks: Vec::new(),
+        })
+        .collect();
+    assert!(
+        Topology::from_parts(devices, Vec::new(), LinkSource::Unavailable("x".into())).is_err()
+    );
+    let root = std::env::temp_dir().join(format!("rev-numa-fixed-{}", std::process::id()));
+    let dev = root.join("0000:65:00.0");
+    std::fs::create_dir_all(&dev).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(dev.join("numa_node"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(numa_node(&root, "0000:65:00.0"), None);
+    let d = root.join("0000:66:00.0");
+    std::fs::create_dir_all(&d).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("numa_node")).unwrap();
+    assert_eq!(numa_node(&root, "0000:66:00.0"), None);
+    let e = root.join("0000:67:00.0");
+    std::fs::create_dir_all(&e).unwrap();
+    std::fs::write(e.join("numa_node"), "2\n").unwrap();
+    assert_eq!(numa_node(&root, "0000:67:00.0"), Some(2));
+    std::fs::write(e.join("numa_node"), format!("{}12\n", " ".repeat(70))).unwrap();
+    assert_eq!(numa_node(&root, "0000:67:00.0"), None);
+    std::fs::remove_dir_all(&root).unwrap();
+    use oxicuda_driver::nvml::{NvLink, NvLinkCapabilities};
+    let l = NvLink {
+        link: 0,
+        active: true,
+        version: None,
+        remote: None,
+        capabilities: NvLinkCapabilities::default(),
+    };
+    let devs = vec![DeviceNode {
+        ordinal: 0,
+        name: String::new(),
+        pci_bus_id: String::new(),
+        numa_node: None,
+        nvlinks: vec![l],
+    }];
+    assert!(Topology::from_parts(devs, Vec::new(), LinkSource::Unavailable("x".into())).is_err());
 }

@@ -195,7 +195,8 @@ impl Config {
                 _ => continue,
             };
             if other < self.devices.len() {
-                far.extend(std::iter::repeat_n(other, n as usize));
+                let room = 18usize.saturating_sub(far.len());
+                far.extend(std::iter::repeat_n(other, (n as usize).min(room)));
             }
         }
         far.truncate(18);
