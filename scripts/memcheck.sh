@@ -18,13 +18,15 @@ cd "$repo"
 # The suites: every integration suite that runs in-process on softcuda, chosen for
 # what they exercise — contexts, memory, streams and host callbacks, soundness
 # refusals, graphs, pools, managed memory, linking, libraries, tensor maps, extended
-# launch, and softcuda's own C-ABI suites (sticky errors, stream workers). Left out:
-# suites that spawn other processes or compilers for most of their time (examples,
-# abi, loader, environment, libsoftcuda, real_driver), compile_fail, and the
-# fault-injection and stress suites (minutes under valgrind; they have their own
-# leak checks through softcuda's live-object counts).
-crate_suites=${MEMCHECK_SUITES-"context safe_layer memory soundness graph pool managed link library tensor_map launch_ex softcuda softcuda_kernels"}
-softcuda_suites=${MEMCHECK_SOFTCUDA_SUITES-"driver soundness sticky_errors graph pool link library tensor_map launch_ex launch_limits c_program ptx_kernels"}
+# launch, peer work, topology, the debugging tools, faults in the middle of a
+# construction and recovery after one, and softcuda's own C-ABI suites (sticky
+# errors, stream workers, peer access). Left out: suites that spawn other processes
+# or compilers for most of their time (examples, abi, loader, environment,
+# libsoftcuda, real_driver, nvml), compile_fail, the fault sweep, the device pool and
+# the stress suite (many threads or thousands of cases: minutes under valgrind;
+# they have their own leak checks through softcuda's live-object counts).
+crate_suites=${MEMCHECK_SUITES-"context safe_layer memory soundness graph pool managed link library tensor_map launch_ex softcuda softcuda_kernels peer topology debug_tools fault_midway fault_recovery"}
+softcuda_suites=${MEMCHECK_SOFTCUDA_SUITES-"driver soundness sticky_errors graph pool link library tensor_map launch_ex launch_limits c_program ptx_kernels peer_access"}
 
 command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >&2; exit 2; }
 

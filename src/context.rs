@@ -336,7 +336,7 @@ impl Context {
             poisoned: Cell::new(None),
             _not_sync: PhantomData,
         };
-        crate::leaks::created(crate::leaks::Kind::Context, raw);
+        crate::leaks::created(crate::leaks::Kind::Contexts, raw);
         // cuCtxCreate made it current: restore the previous context.
         let mut popped = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the context just pushed is popped.
@@ -350,7 +350,7 @@ impl Context {
     /// `raw` must be a live context created with `cuCtxCreate` of `driver`, owned by
     /// nobody else: the returned value destroys it.
     pub unsafe fn from_raw(driver: &'static Driver, raw: CUcontext) -> Context {
-        crate::leaks::created(crate::leaks::Kind::Context, raw);
+        crate::leaks::created(crate::leaks::Kind::Contexts, raw);
         Context {
             driver,
             raw,
@@ -401,7 +401,7 @@ impl Drop for Context {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuCtxDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Context, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Contexts, self.raw);
             }
         }
     }
@@ -444,7 +444,7 @@ impl PrimaryContext {
         check(unsafe {
             device.driver().table().cuDevicePrimaryCtxRetain()?(&mut raw, device.raw())
         })?;
-        crate::leaks::created(crate::leaks::Kind::PrimaryContext, raw);
+        crate::leaks::created(crate::leaks::Kind::PrimaryRetains, raw);
         Ok(PrimaryContext {
             device: *device,
             raw,
@@ -554,7 +554,7 @@ impl Drop for PrimaryContext {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuDevicePrimaryCtxRelease failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::PrimaryContext, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::PrimaryRetains, self.raw);
             }
         }
     }

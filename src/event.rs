@@ -56,7 +56,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUevent::NULL;
         // SAFETY: a valid out-pointer; the context is current.
         check(unsafe { self.driver().table().cuEventCreate()?(&mut raw, K::FLAGS.bits()) })?;
-        crate::leaks::created(crate::leaks::Kind::Event, raw);
+        crate::leaks::created(crate::leaks::Kind::Events, raw);
         Ok(Event {
             driver: self.driver(),
             raw,
@@ -117,7 +117,7 @@ impl<K: EventKind> Drop for Event<'_, K> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuEventDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Event, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Events, self.raw);
             }
         }
     }

@@ -301,7 +301,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         host_fns: Rc<RefCell<KeptFns<'g>>>,
     ) -> Graph<'g, K> {
         if K::OWNED {
-            crate::leaks::created(crate::leaks::Kind::Graph, raw);
+            crate::leaks::created(crate::leaks::Kind::Graphs, raw);
         }
         Graph {
             driver,
@@ -677,7 +677,7 @@ impl<K: Kind> Drop for Graph<'_, K> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuGraphDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Graph, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Graphs, self.raw);
             }
         }
     }

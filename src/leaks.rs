@@ -59,75 +59,75 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub enum Kind {
     /// A context created with [`Context::new`](crate::Context::new) or owned through
     /// `Context::from_raw`.
-    Context,
+    Contexts,
     /// A retain of a device's primary context ([`PrimaryContext`](crate::PrimaryContext)).
-    PrimaryContext,
+    PrimaryRetains,
     /// A stream the crate created (not the default streams).
-    Stream,
+    Streams,
     /// An event.
-    Event,
+    Events,
     /// A loaded module.
-    Module,
+    Modules,
     /// A JIT linker state (`cuLinkCreate`).
-    Linker,
+    Linkers,
     /// A loaded library (`cuLibraryLoad*`).
-    Library,
+    Libraries,
     /// A device allocation (`cuMemAlloc`).
-    DeviceBuffer,
+    DeviceAllocations,
     /// A managed allocation (`cuMemAllocManaged`).
-    ManagedBuffer,
+    ManagedAllocations,
     /// Page-locked host memory (`cuMemHostAlloc`).
     PinnedHost,
     /// Host memory registered with the driver (`cuMemHostRegister`).
     RegisteredHost,
     /// A memory pool (`cuMemPoolCreate`).
-    MemoryPool,
+    MemoryPools,
     /// A stream-ordered allocation (`cuMemAllocAsync`, `cuMemAllocFromPoolAsync`).
-    PoolAllocation,
+    PoolAllocations,
     /// A graph (`cuGraphCreate`, a capture, a clone).
-    Graph,
+    Graphs,
     /// An executable graph (`cuGraphInstantiate`).
-    GraphExec,
+    GraphExecs,
 }
 
 impl Kind {
     /// Every kind, in report order.
     pub const ALL: [Kind; 15] = [
-        Kind::Context,
-        Kind::PrimaryContext,
-        Kind::Stream,
-        Kind::Event,
-        Kind::Module,
-        Kind::Linker,
-        Kind::Library,
-        Kind::DeviceBuffer,
-        Kind::ManagedBuffer,
+        Kind::Contexts,
+        Kind::PrimaryRetains,
+        Kind::Streams,
+        Kind::Events,
+        Kind::Modules,
+        Kind::Linkers,
+        Kind::Libraries,
+        Kind::DeviceAllocations,
+        Kind::ManagedAllocations,
         Kind::PinnedHost,
         Kind::RegisteredHost,
-        Kind::MemoryPool,
-        Kind::PoolAllocation,
-        Kind::Graph,
-        Kind::GraphExec,
+        Kind::MemoryPools,
+        Kind::PoolAllocations,
+        Kind::Graphs,
+        Kind::GraphExecs,
     ];
 
     /// A short name for reports.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Context => "context",
-            Kind::PrimaryContext => "primary context retain",
-            Kind::Stream => "stream",
-            Kind::Event => "event",
-            Kind::Module => "module",
-            Kind::Linker => "linker",
-            Kind::Library => "library",
-            Kind::DeviceBuffer => "device buffer",
-            Kind::ManagedBuffer => "managed buffer",
+            Kind::Contexts => "context",
+            Kind::PrimaryRetains => "primary context retain",
+            Kind::Streams => "stream",
+            Kind::Events => "event",
+            Kind::Modules => "module",
+            Kind::Linkers => "linker",
+            Kind::Libraries => "library",
+            Kind::DeviceAllocations => "device buffer",
+            Kind::ManagedAllocations => "managed buffer",
             Kind::PinnedHost => "pinned host buffer",
             Kind::RegisteredHost => "registered host memory",
-            Kind::MemoryPool => "memory pool",
-            Kind::PoolAllocation => "pool allocation",
-            Kind::Graph => "graph",
-            Kind::GraphExec => "executable graph",
+            Kind::MemoryPools => "memory pool",
+            Kind::PoolAllocations => "pool allocation",
+            Kind::Graphs => "graph",
+            Kind::GraphExecs => "executable graph",
         }
     }
 }

@@ -113,7 +113,7 @@ impl Driver {
         if r != CUresult::CUDA_SUCCESS {
             return Err(jit.failure(r));
         }
-        crate::leaks::created(crate::leaks::Kind::Library, raw);
+        crate::leaks::created(crate::leaks::Kind::Libraries, raw);
         Ok(Library {
             driver: self,
             raw,
@@ -275,7 +275,7 @@ impl Drop for Library {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuLibraryUnload failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Library, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Libraries, self.raw);
             }
         }
     }

@@ -131,7 +131,7 @@ impl CurrentContext<'_> {
         if r != CUresult::CUDA_SUCCESS {
             return Err(jit.failure(r));
         }
-        crate::leaks::created(crate::leaks::Kind::Linker, raw);
+        crate::leaks::created(crate::leaks::Kind::Linkers, raw);
         Ok(Linker {
             driver: self.driver(),
             raw,
@@ -416,7 +416,7 @@ impl Drop for Linker<'_> {
             if let Err(e) = check(unsafe { destroy(self.raw) }) {
                 tracing::warn!(%e, "cuLinkDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Linker, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Linkers, self.raw);
             }
         }
     }

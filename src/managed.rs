@@ -212,7 +212,7 @@ impl<'ctx> CurrentContext<'ctx> {
         check(unsafe {
             self.driver().table().cuMemAllocManaged()?(&mut ptr, bytes, attach.flags().bits())
         })?;
-        crate::leaks::created(crate::leaks::Kind::ManagedBuffer, ptr);
+        crate::leaks::created(crate::leaks::Kind::ManagedAllocations, ptr);
         let mut b = ManagedBuffer {
             driver: self.driver(),
             ctx: self.raw(),
@@ -413,7 +413,13 @@ impl<T: DeviceCopy> DeviceWrite<T> for ManagedBuffer<'_, T> {
 impl<T: DeviceCopy> Drop for ManagedBuffer<'_, T> {
     fn drop(&mut self) {
         // SAFETY: this value owns the allocation.
-        unsafe { memory::free(self.driver, self.ptr, crate::leaks::Kind::ManagedBuffer) };
+        unsafe {
+            memory::free(
+                self.driver,
+                self.ptr,
+                crate::leaks::Kind::ManagedAllocations,
+            )
+        };
     }
 }
 

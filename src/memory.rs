@@ -332,7 +332,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut ptr = 0;
         // SAFETY: a valid out-pointer; the context is current.
         check(unsafe { self.driver().table().cuMemAlloc()?(&mut ptr, bytes::<T>(len)?) })?;
-        crate::leaks::created(crate::leaks::Kind::DeviceBuffer, ptr);
+        crate::leaks::created(crate::leaks::Kind::DeviceAllocations, ptr);
         Ok(DeviceBuffer {
             driver: self.driver(),
             ptr,
@@ -550,7 +550,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
 impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
         // SAFETY: this value owns the allocation.
-        unsafe { free(self.driver, self.ptr, crate::leaks::Kind::DeviceBuffer) };
+        unsafe { free(self.driver, self.ptr, crate::leaks::Kind::DeviceAllocations) };
     }
 }
 

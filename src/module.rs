@@ -136,7 +136,7 @@ pub(crate) fn load_image<'a>(
     if r != CUresult::CUDA_SUCCESS {
         return Err(jit.failure(r));
     }
-    crate::leaks::created(crate::leaks::Kind::Module, raw);
+    crate::leaks::created(crate::leaks::Kind::Modules, raw);
     Ok(Module {
         driver,
         raw,
@@ -427,7 +427,7 @@ impl Drop for Module<'_> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuModuleUnload failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Module, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Modules, self.raw);
             }
         }
     }

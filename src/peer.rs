@@ -381,7 +381,7 @@ impl<'g> PeerGroup<'g> {
             let mut ptr = 0;
             // SAFETY: a valid out-pointer; the owner's context is current.
             check(unsafe { driver.table().cuMemAlloc()?(&mut ptr, bytes::<T>(len)?) })?;
-            crate::leaks::created(crate::leaks::Kind::DeviceBuffer, ptr);
+            crate::leaks::created(crate::leaks::Kind::DeviceAllocations, ptr);
             Ok(ptr)
         })?;
         Ok(PeerBuffer {
@@ -757,7 +757,7 @@ fn free_in(group: &PeerGroup<'_>, owner: usize, ptr: CUdeviceptr) {
     };
     let freed = bind_raw(driver, s.raw, false, s.poisoned, |_| {
         // SAFETY: the buffer owned the allocation, and no work uses it any more.
-        unsafe { memory::free(driver, ptr, crate::leaks::Kind::DeviceBuffer) };
+        unsafe { memory::free(driver, ptr, crate::leaks::Kind::DeviceAllocations) };
     });
     if let Err(e) = freed {
         tracing::warn!(%e, "a peer buffer could not be freed");

@@ -152,7 +152,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUmemoryPool::NULL;
         // SAFETY: a valid out-pointer and pool properties; the context is current.
         check(unsafe { self.driver().table().cuMemPoolCreate()?(&mut raw, &props) })?;
-        crate::leaks::created(crate::leaks::Kind::MemoryPool, raw);
+        crate::leaks::created(crate::leaks::Kind::MemoryPools, raw);
         Ok(MemoryPool {
             driver: self.driver(),
             raw,
@@ -343,7 +343,7 @@ impl Drop for MemoryPool<'_> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemPoolDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::MemoryPool, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::MemoryPools, self.raw);
             }
         }
     }
@@ -427,7 +427,7 @@ impl<'a> Stream<'a> {
             stream: self.raw(),
             _b: PhantomData,
         };
-        crate::leaks::created(crate::leaks::Kind::PoolAllocation, ptr);
+        crate::leaks::created(crate::leaks::Kind::PoolAllocations, ptr);
         if !(ptr as usize).is_multiple_of(align_of::<T>()) {
             drop(b); // freed in stream order
             return Err(CudaError::InvalidArgument {
@@ -470,7 +470,7 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
         // SAFETY: this value owns the allocation and frees it once (`free_async` keeps
         // `Drop` from running); the stream is borrowed, so alive.
         check(unsafe { self.driver().table().cuMemFreeAsync()?(self.ptr, self.stream) })?;
-        crate::leaks::destroyed(crate::leaks::Kind::PoolAllocation, self.ptr);
+        crate::leaks::destroyed(crate::leaks::Kind::PoolAllocations, self.ptr);
         Ok(())
     }
 }

@@ -50,7 +50,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUstream::NULL;
         // SAFETY: a valid out-pointer; the context is current (the token proves it).
         check(unsafe { self.driver().table().cuStreamCreate()?(&mut raw, flags.bits()) })?;
-        crate::leaks::created(crate::leaks::Kind::Stream, raw);
+        crate::leaks::created(crate::leaks::Kind::Streams, raw);
         Ok(Stream {
             driver: self.driver(),
             raw,
@@ -70,7 +70,7 @@ impl<'ctx> CurrentContext<'ctx> {
         check(unsafe {
             self.driver().table().cuStreamCreateWithPriority()?(&mut raw, flags.bits(), priority)
         })?;
-        crate::leaks::created(crate::leaks::Kind::Stream, raw);
+        crate::leaks::created(crate::leaks::Kind::Streams, raw);
         Ok(Stream {
             driver: self.driver(),
             raw,
@@ -189,7 +189,7 @@ impl Drop for Stream<'_> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuStreamDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Stream, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::Streams, self.raw);
             }
         }
     }

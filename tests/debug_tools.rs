@@ -55,13 +55,13 @@ fn each_kind_is_counted_while_alive_and_forgotten_when_dropped() {
     fresh_tracker(false);
     let dev = d.device(0).unwrap();
     let ctx = Context::new(&dev, CUctx_flags::empty()).unwrap();
-    assert_eq!(counts(), only(&[(Kind::Context, 1)]));
+    assert_eq!(counts(), only(&[(Kind::Contexts, 1)]));
     let primary = PrimaryContext::retain(&dev).unwrap();
-    assert_eq!(leaks::live_count(Kind::PrimaryContext), 1);
+    assert_eq!(leaks::live_count(Kind::PrimaryRetains), 1);
     let lib = d
         .load_library(SLICES.as_bytes(), &JitOptions::default())
         .unwrap();
-    assert_eq!(leaks::live_count(Kind::Library), 1);
+    assert_eq!(leaks::live_count(Kind::Libraries), 1);
     ctx.bind(|cur| -> Result<(), CudaError> {
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let (least, greatest) = cur.stream_priority_range()?;
@@ -88,26 +88,26 @@ fn each_kind_is_counted_while_alive_and_forgotten_when_dropped() {
         assert_eq!(
             counts(),
             only(&[
-                (Kind::Context, 1),
-                (Kind::PrimaryContext, 1),
-                (Kind::Library, 1),
-                (Kind::Stream, 2),
-                (Kind::Event, 2),
-                (Kind::Module, 1),
-                (Kind::Linker, 1),
-                (Kind::DeviceBuffer, 1),
-                (Kind::ManagedBuffer, 1),
+                (Kind::Contexts, 1),
+                (Kind::PrimaryRetains, 1),
+                (Kind::Libraries, 1),
+                (Kind::Streams, 2),
+                (Kind::Events, 2),
+                (Kind::Modules, 1),
+                (Kind::Linkers, 1),
+                (Kind::DeviceAllocations, 1),
+                (Kind::ManagedAllocations, 1),
                 (Kind::PinnedHost, 1),
                 (Kind::RegisteredHost, 1),
-                (Kind::MemoryPool, 1),
-                (Kind::PoolAllocation, 2),
-                (Kind::Graph, 2),
-                (Kind::GraphExec, 1),
+                (Kind::MemoryPools, 1),
+                (Kind::PoolAllocations, 2),
+                (Kind::Graphs, 2),
+                (Kind::GraphExecs, 1),
             ])
         );
         let report = leaks::live();
         assert_eq!(report.total(), 19);
-        assert_eq!(report.count(Kind::Stream), 2);
+        assert_eq!(report.count(Kind::Streams), 2);
         let shown = report.to_string();
         assert!(shown.contains("19 live driver handle(s)"), "{shown}");
         assert!(shown.contains("  stream: 2"), "{shown}");
@@ -118,15 +118,15 @@ fn each_kind_is_counted_while_alive_and_forgotten_when_dropped() {
         // Dropped one by one, each kind leaves.
         from_pool.free_async()?;
         drop(async_buf);
-        assert_eq!(leaks::live_count(Kind::PoolAllocation), 0);
+        assert_eq!(leaks::live_count(Kind::PoolAllocations), 0);
         stream.synchronize()?;
         drop((stream, urgent));
-        assert_eq!(leaks::live_count(Kind::Stream), 0);
+        assert_eq!(leaks::live_count(Kind::Streams), 0);
         drop((e1, e2));
-        assert_eq!(leaks::live_count(Kind::Event), 0);
+        assert_eq!(leaks::live_count(Kind::Events), 0);
         drop(exec);
-        assert_eq!(leaks::live_count(Kind::GraphExec), 0);
-        assert_eq!(leaks::live_count(Kind::Graph), 1);
+        assert_eq!(leaks::live_count(Kind::GraphExecs), 0);
+        assert_eq!(leaks::live_count(Kind::Graphs), 1);
         drop(graph);
         drop((linker, module, buf, managed, pinned, registered, pool));
         Ok(())
@@ -136,9 +136,9 @@ fn each_kind_is_counted_while_alive_and_forgotten_when_dropped() {
     assert_eq!(
         counts(),
         only(&[
-            (Kind::Context, 1),
-            (Kind::PrimaryContext, 1),
-            (Kind::Library, 1)
+            (Kind::Contexts, 1),
+            (Kind::PrimaryRetains, 1),
+            (Kind::Libraries, 1)
         ])
     );
     drop(lib);
@@ -174,7 +174,7 @@ fn a_forgotten_handle_is_reported_with_its_backtrace() {
     let report = leaks::live();
     assert_eq!(report.total(), 1, "{report}");
     let h = &report.handles()[0];
-    assert_eq!((h.kind, h.handle), (Kind::DeviceBuffer, raw));
+    assert_eq!((h.kind, h.handle), (Kind::DeviceAllocations, raw));
     let bt = h.backtrace.as_deref().expect("a backtrace");
     // The frames of the creation, from the allocation (the tracker's own left out),
     // called from this test's closure.
@@ -213,7 +213,7 @@ fn refused<T>(function: &str, f: impl FnOnce() -> Result<T, CudaError>) {
     assert!(r.is_err(), "{function} was not refused");
     assert_eq!(
         counts(),
-        only(&[(Kind::Context, 1)]),
+        only(&[(Kind::Contexts, 1)]),
         "after {function} failed"
     );
 }
@@ -262,7 +262,7 @@ fn failed_creates_leave_no_entry() {
         fail_next("cuMemAllocAsync");
         assert!(stream.alloc_async::<f32>(8).is_err());
         softcuda::control::clear_faults();
-        assert_eq!(leaks::live_count(Kind::PoolAllocation), 0);
+        assert_eq!(leaks::live_count(Kind::PoolAllocations), 0);
         Ok(())
     })
     .unwrap()
@@ -320,10 +320,10 @@ fn handles_dropped_on_another_thread_leave_the_report() {
     leaks::enable(false);
     let ctx2 = Context::new(&dev, CUctx_flags::empty()).unwrap();
     leaks::disable();
-    assert_eq!(leaks::live_count(Kind::Context), 1);
+    assert_eq!(leaks::live_count(Kind::Contexts), 1);
     drop(ctx2);
     drop(ctx);
-    assert_eq!(leaks::live_count(Kind::Context), 0);
+    assert_eq!(leaks::live_count(Kind::Contexts), 0);
     no_leaks();
 }
 

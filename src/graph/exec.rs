@@ -24,7 +24,7 @@ impl<'g> GraphExec<'g> {
         check(unsafe {
             graph.driver.table().cuGraphInstantiateWithFlags()?(&mut raw, graph.raw, 0)
         })?;
-        crate::leaks::created(crate::leaks::Kind::GraphExec, raw);
+        crate::leaks::created(crate::leaks::Kind::GraphExecs, raw);
         Ok(GraphExec { raw, graph })
     }
 
@@ -127,7 +127,7 @@ impl Drop for GraphExec<'_> {
             if check(r).is_err() {
                 tracing::warn!(?r, "cuGraphExecDestroy failed");
             } else {
-                crate::leaks::destroyed(crate::leaks::Kind::GraphExec, self.raw);
+                crate::leaks::destroyed(crate::leaks::Kind::GraphExecs, self.raw);
             }
         }
     }
