@@ -241,8 +241,9 @@ fn managed_pinned_and_registered_memory_are_reachable_from_every_device() {
     let owner = ctx_on(1);
     let mut managed = 0;
     let mut pinned = null_mut();
-    let registered: &'static mut [u32; 4] = Box::leak(Box::new([0; 4]));
-    // SAFETY: valid out-pointers; the registered range is ours and stays alive.
+    let mut registered = [0u32; 4];
+    // SAFETY: valid out-pointers; the registered range is ours and stays alive until
+    // it is unregistered below.
     unsafe {
         ok(cuMemAllocManaged(&mut managed, 16, 1));
         ok(cuMemAllocHost_v2(&mut pinned, 16));
