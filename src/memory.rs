@@ -307,7 +307,10 @@ fn element<T>(ptr: CUdeviceptr, n: usize) -> CUdeviceptr {
 }
 
 /// `range` as `start..end` within `len`, or [`CudaError::OutOfRange`].
-fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), CudaError> {
+pub(crate) fn bounds(
+    range: impl RangeBounds<usize>,
+    len: usize,
+) -> Result<(usize, usize), CudaError> {
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
         Bound::Excluded(&s) => s.saturating_add(1),

@@ -49,13 +49,13 @@ use crate::context::{CurrentContext, RootClaim, bind_raw, refuse_in_host_callbac
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::memory::{self, DeviceCopy, DeviceSlice, DeviceSliceMut, bytes};
+use crate::memory::{self, DeviceCopy, DeviceSlice, DeviceSliceMut, bounds, bytes};
 use crate::stream::Stream;
 use crate::sys::{CUcontext, CUdeviceptr, CUresult};
 use crate::{Context, PrimaryContext};
 use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
-use core::ops::{Bound, Deref, DerefMut, RangeBounds};
+use core::ops::{Deref, DerefMut, RangeBounds};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// Group bindings alive in this process (any thread): while there is one, peer
@@ -556,25 +556,6 @@ pub struct PeerBuffer<'g, T: DeviceCopy> {
     ptr: CUdeviceptr,
     len: usize,
     _t: PhantomData<T>,
-}
-
-/// `range` as `start..end` within `len`, or [`CudaError::OutOfRange`].
-fn bounds(range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), CudaError> {
-    let start = match range.start_bound() {
-        Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s.saturating_add(1),
-        Bound::Unbounded => 0,
-    };
-    let end = match range.end_bound() {
-        Bound::Included(&e) => e.saturating_add(1),
-        Bound::Excluded(&e) => e,
-        Bound::Unbounded => len,
-    };
-    if start <= end && end <= len {
-        Ok((start, end))
-    } else {
-        Err(CudaError::OutOfRange { start, end, len })
-    }
 }
 
 impl<'g, T: DeviceCopy> PeerBuffer<'g, T> {

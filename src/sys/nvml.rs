@@ -12,41 +12,9 @@
 
 use core::ffi::{c_char, c_uint, c_void};
 
-/// An NVML C enum: a `#[repr(transparent)]` integer newtype with one associated
-/// constant per enumerator.
-macro_rules! nvml_enum {
-    (#[doc = $doc:expr] $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
-        #[doc = $doc]
-        #[repr(transparent)]
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-        pub struct $name(pub $repr);
+use super::macros::c_enum;
 
-        impl $name {
-            $(
-                #[doc = concat!("`", stringify!($c), "`")]
-                pub const $c: Self = Self($v);
-            )*
-            /// Every enumerator this mirror knows, as (C name, value), in header order.
-            pub const KNOWN: &'static [(&'static str, Self)] = &[$((stringify!($c), Self::$c)),*];
-
-            /// The C name of this value, if this mirror knows it.
-            pub fn name(self) -> Option<&'static str> {
-                Self::KNOWN.iter().find(|(_, v)| *v == self).map(|(n, _)| *n)
-            }
-        }
-
-        impl core::fmt::Debug for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                match self.name() {
-                    Some(n) => f.write_str(n),
-                    None => write!(f, concat!(stringify!($name), "({})"), self.0),
-                }
-            }
-        }
-    };
-}
-
-nvml_enum! { #[doc = "`nvmlReturn_t`: what every NVML function returns (the 12.2 header's codes, and the later `RESET_TYPE_NOT_SUPPORTED`)."] nvmlReturn_t: c_uint {
+c_enum! { #[doc = "`nvmlReturn_t`: what every NVML function returns (the 12.2 header's codes, and the later `RESET_TYPE_NOT_SUPPORTED`)."] nvmlReturn_t: c_uint {
     NVML_SUCCESS = 0,
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
@@ -81,12 +49,12 @@ nvml_enum! { #[doc = "`nvmlReturn_t`: what every NVML function returns (the 12.2
     NVML_ERROR_UNKNOWN = 999,
 }}
 
-nvml_enum! { #[doc = "`nvmlEnableState_t`: a generic enabled/disabled state (here, whether an NVLink is active)."] nvmlEnableState_t: c_uint {
+c_enum! { #[doc = "`nvmlEnableState_t`: a generic enabled/disabled state (here, whether an NVLink is active)."] nvmlEnableState_t: c_uint {
     NVML_FEATURE_DISABLED = 0,
     NVML_FEATURE_ENABLED = 1,
 }}
 
-nvml_enum! { #[doc = "`nvmlNvLinkCapability_t`: what `nvmlDeviceGetNvLinkCapability` can be asked about a link."] nvmlNvLinkCapability_t: c_uint {
+c_enum! { #[doc = "`nvmlNvLinkCapability_t`: what `nvmlDeviceGetNvLinkCapability` can be asked about a link."] nvmlNvLinkCapability_t: c_uint {
     NVML_NVLINK_CAP_P2P_SUPPORTED = 0,
     NVML_NVLINK_CAP_SYSMEM_ACCESS = 1,
     NVML_NVLINK_CAP_P2P_ATOMICS = 2,
@@ -95,14 +63,14 @@ nvml_enum! { #[doc = "`nvmlNvLinkCapability_t`: what `nvmlDeviceGetNvLinkCapabil
     NVML_NVLINK_CAP_VALID = 5,
 }}
 
-nvml_enum! { #[doc = "`nvmlIntNvLinkDeviceType_t`: what is at the far end of an NVLink."] nvmlIntNvLinkDeviceType_t: c_uint {
+c_enum! { #[doc = "`nvmlIntNvLinkDeviceType_t`: what is at the far end of an NVLink."] nvmlIntNvLinkDeviceType_t: c_uint {
     NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
     NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
     NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
     NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
 }}
 
-nvml_enum! { #[doc = "`nvmlNvlinkVersion_t`: the encoding of the value `nvmlDeviceGetNvLinkVersion` returns, as later headers enumerate it (the 12.2 header says only \"the version\"; `1` is NVLink 1.0, `4` is 3.0)."] nvmlNvlinkVersion_t: c_uint {
+c_enum! { #[doc = "`nvmlNvlinkVersion_t`: the encoding of the value `nvmlDeviceGetNvLinkVersion` returns, as later headers enumerate it (the 12.2 header says only \"the version\"; `1` is NVLink 1.0, `4` is 3.0)."] nvmlNvlinkVersion_t: c_uint {
     NVML_NVLINK_VERSION_INVALID = 0,
     NVML_NVLINK_VERSION_1_0 = 1,
     NVML_NVLINK_VERSION_2_0 = 2,
