@@ -26,6 +26,10 @@ export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR=${FUZZ_TARGET_DIR:-$repo/fuzz/target}
 flags=(-O -a)
 
+echo "== fuzz: clippy of the targets (own target dir: other flags than the fuzz build)"
+(cd fuzz && RUSTFLAGS="--cfg fuzzing" CARGO_TARGET_DIR="$CARGO_TARGET_DIR/clippy" \
+  cargo clippy --all-targets --quiet -- -D warnings)
+
 echo "== fuzz: building the targets"
 cargo fuzz build "${flags[@]}" 2>&1 | tail -3
 
