@@ -66,7 +66,16 @@ prepare() {
     [ -n "$so" ] || die "libsoftcuda.so was not built"
     cp "$so" "$bundle/tests/libsoftcuda.so" && cp "$so" "$bundle/lib/libsoftcuda.so" &&
         cp kernels/*.ptx "$bundle/kernels/" || die "cannot fill $bundle"
-    strip --strip-debug "$bundle"/tests/* "$bundle"/examples/* "$bundle"/bench/* "$bundle"/lib/* 2>/dev/null || true
+    # Symbols out (the bundle must stay within the device machine's 64 MiB carry):
+    # executables lose their symbol tables (a panic's backtrace shows addresses), the
+    # shared library keeps what dlopen needs.
+    local f
+    for f in "$bundle"/tests/* "$bundle"/examples/* "$bundle"/bench/* "$bundle"/lib/*; do
+        case $f in
+            *.so) strip --strip-unneeded "$f" 2>/dev/null || true ;;
+            *) strip --strip-all "$f" 2>/dev/null || true ;;
+        esac
+    done
     for t in "${SUITES[@]}"; do [ -x "$bundle/tests/$t" ] || die "missing test binary: $t"; done
     [ -x "$bundle/bench/launch" ] || die "missing benchmark binary"
     git -C "$root" rev-parse --short HEAD >"$bundle/commit" 2>/dev/null || echo unknown >"$bundle/commit"
