@@ -8,8 +8,11 @@
 //! Like benches/vs_cudarc.rs it needs `OXICUDA_DRIVER_PATH` and `LD_LIBRARY_PATH` to
 //! name the same driver; without them (a plain `cargo bench`) it says so and exits.
 
+#[path = "common/null_args.rs"]
+mod null_args;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
+use null_args::{NULL_ARGS, Sig4, Sig16, args16};
 use oxicuda_driver::context::PrimaryContext;
 use oxicuda_driver::error::check;
 use oxicuda_driver::event::{Event, NoTiming};
@@ -24,28 +27,6 @@ use std::ffi::c_void;
 use std::hint::black_box;
 use std::sync::Arc;
 
-const NULL_ARGS: &str = include_str!("../kernels/null_args.ptx");
-
-type Sig4 = (u32, u32, u32, u32);
-type Sig16 = (
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-);
-
 #[inline(never)]
 #[unsafe(no_mangle)]
 fn cg_ours_launch4(f: &Function<'_, Sig4>, s: &Stream<'_>, n: u64) {
@@ -59,31 +40,7 @@ fn cg_ours_launch4(f: &Function<'_, Sig4>, s: &Stream<'_>, n: u64) {
 #[unsafe(no_mangle)]
 fn cg_ours_launch16(f: &Function<'_, Sig16>, s: &Stream<'_>, n: u64) {
     for _ in 0..n {
-        f.launch(
-            s,
-            1,
-            1,
-            0,
-            (
-                black_box(1u32),
-                2,
-                3,
-                4,
-                5,
-                6,
-                7,
-                8,
-                9,
-                10,
-                11,
-                12,
-                13,
-                14,
-                15,
-                16,
-            ),
-        )
-        .expect("launch");
+        f.launch(s, 1, 1, 0, args16()).expect("launch");
     }
 }
 

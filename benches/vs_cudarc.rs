@@ -22,8 +22,11 @@
 #[path = "common/mod.rs"]
 mod common;
 
+#[path = "common/null_args.rs"]
+mod null_args;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+use null_args::{NULL_ARGS, Sig4, Sig16, args16};
 use oxicuda_driver::context::PrimaryContext;
 use oxicuda_driver::error::check;
 use oxicuda_driver::event::NoTiming;
@@ -32,28 +35,6 @@ use oxicuda_driver::sys::{CUevent, CUstream};
 use oxicuda_driver::{CudaError, loader::ENV_DRIVER_PATH};
 use std::ffi::c_void;
 use std::hint::black_box;
-
-const NULL_ARGS: &str = include_str!("../kernels/null_args.ptx");
-
-type Sig4 = (u32, u32, u32, u32);
-type Sig16 = (
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    u32,
-);
 
 fn label() -> String {
     std::env::var("BENCH_DRIVER").unwrap_or_else(|_| "soft".into())
@@ -111,34 +92,7 @@ fn benches(c: &mut Criterion) {
                         })
                     }),
                     _ => g.bench_function("ours", |b| {
-                        b.iter(|| {
-                            null16
-                                .launch(
-                                    &stream,
-                                    1,
-                                    1,
-                                    0,
-                                    (
-                                        black_box(1u32),
-                                        2,
-                                        3,
-                                        4,
-                                        5,
-                                        6,
-                                        7,
-                                        8,
-                                        9,
-                                        10,
-                                        11,
-                                        12,
-                                        13,
-                                        14,
-                                        15,
-                                        16,
-                                    ),
-                                )
-                                .expect("launch")
-                        })
+                        b.iter(|| null16.launch(&stream, 1, 1, 0, args16()).expect("launch"))
                     }),
                 };
                 // The raw call with a parameter array built once, outside the loop.
