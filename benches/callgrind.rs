@@ -3,7 +3,8 @@
 //! 10 000); `scripts/bench.sh` runs this binary under callgrind with
 //! `--toggle-collect=cg_*` and divides each function's inclusive instruction count by
 //! `CG_N`. Run on the zero-cost driver (`benches/stub/zero_driver.c`), the count is the
-//! binding's own: ours, the raw table pointer (parameter array built once), cudarc 0.19.
+//! binding's own: ours, the raw table pointer (parameter array built once; and, for
+//! launches, `rawbuilt`: built at each call, as C code does), cudarc 0.19.
 //!
 //! Like benches/vs_cudarc.rs it needs `OXICUDA_DRIVER_PATH` and `LD_LIBRARY_PATH` to
 //! name the same driver; without them (a plain `cargo bench`) it says so and exits.
@@ -68,6 +69,54 @@ fn cg_raw_launch16(t: &DriverTable, f: CUfunction, params: &mut [*mut c_void; 16
     // `black_box`: otherwise LLVM merges this loop with cg_raw_launch4 (the code is the
     // same: the array is prebuilt) and one symbol counts both loops.
     raw_launch(t, f, black_box(params), n)
+}
+
+/// The raw call as C code makes it: the values and their parameter array built at
+/// each call (`void *args[] = {&a, &b, ...}`), the first value opaque as in ours.
+#[inline(never)]
+#[unsafe(no_mangle)]
+fn cg_rawbuilt_launch4(t: &DriverTable, f: CUfunction, n: u64) {
+    for _ in 0..n {
+        let mut v = [black_box(1u32), 2, 3, 4];
+        let mut p: [*mut c_void; 4] = core::array::from_fn(|i| (&raw mut v[i]).cast());
+        raw_launch_once(t, f, &mut p);
+    }
+}
+
+#[inline(never)]
+#[unsafe(no_mangle)]
+fn cg_rawbuilt_launch16(t: &DriverTable, f: CUfunction, n: u64) {
+    for _ in 0..n {
+        let a = args16();
+        let mut v = [
+            a.0, a.1, a.2, a.3, a.4, a.5, a.6, a.7, a.8, a.9, a.10, a.11, a.12, a.13, a.14, a.15,
+        ];
+        let mut p: [*mut c_void; 16] = core::array::from_fn(|i| (&raw mut v[i]).cast());
+        raw_launch_once(t, f, &mut p);
+    }
+}
+
+/// One raw launch, the pointer looked up in the table at each call as ours does.
+#[inline(always)]
+fn raw_launch_once(t: &DriverTable, f: CUfunction, params: &mut [*mut c_void]) {
+    let launch = t.cuLaunchKernel().expect("cuLaunchKernel");
+    // SAFETY: one pointer per parameter, each to a u32.
+    check(unsafe {
+        launch(
+            f,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            CUstream::NULL,
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    })
+    .expect("launch");
 }
 
 #[inline(always)]
@@ -287,6 +336,8 @@ fn main() -> Result<(), CudaError> {
         cg_ours_launch16(&f16, &s, n);
         cg_raw_launch4(t, f4.raw(), &mut params, n);
         cg_raw_launch16(t, f16.raw(), &mut params, n);
+        cg_rawbuilt_launch4(t, f4.raw(), n);
+        cg_rawbuilt_launch16(t, f16.raw(), n);
         cg_cudarc_launch4(&cstream, &c4, &vals, n);
         cg_cudarc_launch16(&cstream, &c16, &vals, n);
         cg_ours_event_record(&ev, &s, n);

@@ -116,6 +116,15 @@ for label, pat, key in ROWS:
     f = lambda v: "—" if v is None else f"{v:.0f}"
     w(f"| {label} | {ns(o)} | {ns(r)} | {ns(c)} | {ratio(o, r)} | {ratio(o, c)} | {f(io)} | {f(ir)} | {f(ic)} |")
 w("")
+rb4, rb16 = instr.get("rawbuilt_launch4"), instr.get("rawbuilt_launch16")
+if rb4 and rb16:
+    o4, o16 = cgi("launch4", "ours"), cgi("launch16", "ours")
+    w("A launch must build its parameter array at each call; the raw row above builds it")
+    w("once, outside the loop. Built at each call as C code does (`void *args[] =")
+    w("{&a, ...}`, `cg_rawbuilt_*`), the raw launch takes "
+      f"{rb4:.0f} instructions with 4 args and {rb16:.0f} with 16: ours is "
+      f"{ratio(o4, rb4)}× and {ratio(o16, rb16)}× of that.")
+    w("")
 w("## On softcuda (`libsoftcuda.so` as `libcuda.so`)")
 w("")
 w("The same calls on the software driver, whose own work (interpreting the kernel,")
@@ -131,11 +140,12 @@ w("## Driver init against the real 535 library")
 w("")
 io, ic = med.get("init_vs_cudarc/ours"), med.get("init_vs_cudarc/cudarc")
 w("A fresh process's first driver call, from nothing to `cuDriverGetVersion`'s answer,")
-w("timed inside a child process (both pay the library's first `dlopen`). Ours resolves")
-w("its whole table (459 lines) through `cuGetProcAddress_v2` up front; cudarc resolves")
-w("lazily: one `dlsym` per function on its first call, so its figure holds one lookup")
-w("and each later first call adds one (`dlsym_one_symbol`). `cuInit` fails on the")
-w("fixture without a GPU, so neither calls it.")
+w("timed inside a child process (both pay the library's first `dlopen`; the clock stops")
+w("at the answer). Both resolve lazily: ours asks `cuGetProcAddress_v2` for a function")
+w("on its first use, cudarc `dlsym`s it on its first call, so each figure holds one")
+w("lookup and each later first call adds one (cudarc: `dlsym_one_symbol`; ours: about")
+w("`resolve_table` / 459). `cuInit` fails on the fixture without a GPU, so neither")
+w("calls it.")
 w("")
 w("| benchmark | median |")
 w("|---|---|")
@@ -143,7 +153,7 @@ w(f"| first call, fresh process: ours | {ns(io)} |")
 w(f"| first call, fresh process: cudarc | {ns(ic)} |")
 w(f"| ratio ours/cudarc | {ratio(io, ic)} |")
 for k, label in [
-    ("load/resolve_table", "ours: resolve the whole table (library already open)"),
+    ("load/resolve_table", "ours: resolve all 459 lines (library already open)"),
     ("load/dlopen_and_resolve", "ours: `Driver::load` of an already-open library"),
     ("load/dlsym_one_symbol", "cudarc's lazy resolution: one `dlsym` (warm)"),
     ("call/cuDriverGetVersion/safe", "`cuDriverGetVersion`, safe API"),

@@ -222,25 +222,25 @@ impl Driver {
                 })?;
         let version = query_version(get_version)?;
         let flags = proc_flags(options);
+        let per_thread = options.per_thread_default_stream;
         let (resolver, table) = if let Some(get) = v2 {
-            (Resolver::ProcAddressV2, resolve_v2(get, version, flags))
+            (Resolver::ProcAddressV2, lazy_v2(get, version, flags))
         } else if let Some(get) = v1 {
+            let lookup = move |name: *const c_char, ver: c_int| {
+                let mut p = core::ptr::null_mut();
+                // SAFETY: `name` is NUL-terminated, `p` a valid out-pointer (the 535
+                // driver crashes on NULL ones); 11.3 signature.
+                let r = unsafe { get(name, &mut p, ver, flags) };
+                found(r, p)
+            };
             (
                 Resolver::ProcAddress,
-                resolve_table(version, options.per_thread_default_stream, |name, ver| {
-                    let mut p = core::ptr::null_mut();
-                    // SAFETY: `name` is NUL-terminated, `p` a valid out-pointer (the 535
-                    // driver crashes on NULL ones); 11.3 signature.
-                    let r = unsafe { get(name, &mut p, ver, flags) };
-                    if r == CUresult::CUDA_SUCCESS {
-                        p
-                    } else {
-                        core::ptr::null_mut()
-                    }
-                }),
+                DriverTable::lazy(Box::new(move |entry: &Entry| {
+                    lookup_entry(entry, version, per_thread, lookup)
+                })),
             )
         } else {
-            if options.per_thread_default_stream {
+            if per_thread {
                 return Err(LoadError::PerThreadNeedsProcAddress { path });
             }
             (Resolver::Dlsym, resolve_dlsym(&library, version))
@@ -275,7 +275,8 @@ impl Driver {
             c"cuDriverGetVersion".as_ptr(),
             2020,
             flags,
-        );
+        )
+        .unwrap_or(core::ptr::null_mut());
         if version_fn.is_null() {
             return Err(LoadError::NotACudaDriver {
                 path: "the in-process driver".into(),
@@ -287,7 +288,7 @@ impl Driver {
             unsafe { core::mem::transmute::<*mut c_void, pfn::cuDriverGetVersion>(version_fn) };
         let version = query_version(get_version)?;
         Ok(Self {
-            table: resolve_v2(get_proc_address, version, flags),
+            table: lazy_v2(get_proc_address, version, flags),
             version,
             resolver: Resolver::InProcess,
             options: options.clone(),
@@ -375,42 +376,52 @@ fn query_version(get_version: pfn::cuDriverGetVersion) -> Result<DriverVersion, 
     Ok(DriverVersion::from_raw(v.max(0) as u32))
 }
 
-/// Resolves every line whose ABI the driver's version covers, through
-/// `lookup(name, version to ask for)`.
-fn resolve_table(
+/// What the driver gives for `entry`, asked through `lookup(name, version to ask
+/// for)`: null for a line whose ABI is newer than the driver's version.
+fn lookup_entry<E>(
+    entry: &Entry,
     version: DriverVersion,
     per_thread: bool,
-    mut lookup: impl FnMut(*const c_char, c_int) -> *mut c_void,
-) -> DriverTable {
+    lookup: impl FnOnce(*const c_char, c_int) -> Result<*mut c_void, E>,
+) -> Result<*mut c_void, E> {
+    if entry.version > version.raw() {
+        return Ok(core::ptr::null_mut()); // never ask: the driver would hand back an older ABI
+    }
+    // A `_ptsz`/`_ptds` variant has the line's ABI but may be registered later (7.0).
+    let ask = match per_thread {
+        true => PER_THREAD_VERSIONS
+            .iter()
+            .find(|(f, _)| *f == entry.name)
+            .map_or(entry.version, |(_, v)| *v),
+        false => entry.version,
+    };
     let mut buf = [0u8; 128];
-    DriverTable::resolve(|entry: &Entry| {
-        if entry.version > version.raw() {
-            return core::ptr::null_mut(); // never ask: the driver would hand back an older ABI
-        }
-        // A `_ptsz`/`_ptds` variant has the line's ABI but may be registered later (7.0).
-        let ask = match per_thread {
-            true => PER_THREAD_VERSIONS
-                .iter()
-                .find(|(f, _)| *f == entry.name)
-                .map_or(entry.version, |(_, v)| *v),
-            false => entry.version,
-        };
-        match c_name(&mut buf, entry.base_name()) {
-            Some(name) if ask <= version.raw() => lookup(name.as_ptr(), ask as c_int),
-            _ => core::ptr::null_mut(),
-        }
-    })
+    match c_name(&mut buf, entry.base_name()) {
+        Some(name) if ask <= version.raw() => lookup(name.as_ptr(), ask as c_int),
+        _ => Ok(core::ptr::null_mut()),
+    }
 }
 
-fn resolve_v2(
-    get: pfn::cuGetProcAddress,
-    version: DriverVersion,
-    flags: cuuint64_t,
-) -> DriverTable {
+/// A `cuGetProcAddress` answer: the function, null where the driver has none
+/// (`CUDA_ERROR_NOT_FOUND`, or success with a null pointer), or the code of a call that
+/// failed — not an answer about the symbol, so no slot keeps it.
+fn found(r: CUresult, p: *mut c_void) -> Result<*mut c_void, CUresult> {
+    match r {
+        CUresult::CUDA_SUCCESS => Ok(p),
+        CUresult::CUDA_ERROR_NOT_FOUND => Ok(core::ptr::null_mut()),
+        failed => Err(failed),
+    }
+}
+
+/// The table resolved on first use through a `cuGetProcAddress_v2`-compatible `get`.
+/// `get` must be valid for as long as the table lives (the library outlives it).
+fn lazy_v2(get: pfn::cuGetProcAddress, version: DriverVersion, flags: cuuint64_t) -> DriverTable {
     let per_thread = flags != 0;
-    resolve_table(version, per_thread, |name, ver| {
-        lookup_v2(get, name, ver, flags)
-    })
+    DriverTable::lazy(Box::new(move |entry: &Entry| {
+        lookup_entry(entry, version, per_thread, |name, ver| {
+            lookup_v2(get, name, ver, flags)
+        })
+    }))
 }
 
 fn lookup_v2(
@@ -418,29 +429,27 @@ fn lookup_v2(
     name: *const c_char,
     ver: c_int,
     flags: cuuint64_t,
-) -> *mut c_void {
+) -> Result<*mut c_void, CUresult> {
     let mut p = core::ptr::null_mut();
     let mut status = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     // SAFETY: `name` is NUL-terminated; `p` and `status` are valid out-pointers (the 535
     // driver crashes on NULL ones).
     let r = unsafe { get(name, &mut p, ver, flags, &mut status) };
-    if r == CUresult::CUDA_SUCCESS
-        && status == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS
-    {
-        p
-    } else {
-        core::ptr::null_mut()
-    }
+    let p = found(r, p)?;
+    Ok(match status {
+        CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS => p,
+        _ => core::ptr::null_mut(),
+    })
 }
 
 fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> DriverTable {
-    resolve_table(version, false, |name, _| {
-        // SAFETY: `resolve_table` passes a NUL-terminated name it built.
+    let symbol = |name: *const c_char, _| -> Result<*mut c_void, core::convert::Infallible> {
+        // SAFETY: `lookup_entry` passes a NUL-terminated name it built.
         let base = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or_default();
         // Without cuGetProcAddress a symbol's ABI cannot be chosen: only functions with
         // one ABI in the list are resolved, under the name cuda.h exports them as.
         if ENTRIES.iter().filter(|e| e.base_name() == base).count() != 1 {
-            return core::ptr::null_mut();
+            return Ok(core::ptr::null_mut());
         }
         let symbol = DLSYM_SYMBOLS
             .iter()
@@ -448,11 +457,17 @@ fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> Drive
             .map_or(base, |(_, s)| *s);
         let mut buf = [0u8; 128];
         let Some(symbol) = c_name(&mut buf, symbol) else {
-            return core::ptr::null_mut();
+            return Ok(core::ptr::null_mut());
         };
         // SAFETY: only the symbol's address is read; its table line gives it a type.
-        unsafe { library.get::<*mut c_void>(symbol.to_bytes_with_nul()) }
-            .map_or(core::ptr::null_mut(), |s| *s)
+        Ok(
+            unsafe { library.get::<*mut c_void>(symbol.to_bytes_with_nul()) }
+                .map_or(core::ptr::null_mut(), |s| *s),
+        )
+    };
+    DriverTable::eager(|entry| match lookup_entry(entry, version, false, symbol) {
+        Ok(p) => p,
+        Err(never) => match never {},
     })
 }
 
@@ -502,6 +517,6 @@ pub fn init() -> Result<&'static Driver, CudaError> {
 
 // The process-wide driver is shared by every thread.
 static_assertions::assert_impl_all!(Driver: Send, Sync);
-static_assertions::assert_impl_all!(DriverTable: Send, Sync, Copy);
+static_assertions::assert_impl_all!(DriverTable: Send, Sync);
 static_assertions::assert_impl_all!(DriverOptions: Send, Sync);
 static_assertions::assert_impl_all!(Resolver: Send, Sync, Copy);

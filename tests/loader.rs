@@ -15,6 +15,7 @@ thread_local! {
     static NULL_WITH_SUCCESS: Cell<bool> = const { Cell::new(false) };
     static ASKED: RefCell<Vec<(String, c_int, cuuint64_t)>> = const { RefCell::new(Vec::new()) };
     static INIT_CALLS: Cell<u32> = const { Cell::new(0) };
+    static LOOKUP_FAILS: Cell<Option<CUresult>> = const { Cell::new(None) };
 }
 
 unsafe extern "C" fn fake_version(v: *mut c_int) -> CUresult {
@@ -38,6 +39,10 @@ unsafe extern "C" fn fake_get_proc(
         .to_str()
         .unwrap()
         .to_owned();
+    if let Some(code) = LOOKUP_FAILS.get() {
+        ASKED.with_borrow_mut(|a| a.push((name, version, flags)));
+        return code; // a failed call: nothing written
+    }
     let found: *mut c_void = match name.as_str() {
         "cuDriverGetVersion" if HAS_VERSION_FN.get() => fake_version as *mut c_void,
         "cuInit" => fake_init as *mut c_void,
@@ -71,6 +76,7 @@ fn never_asks_for_an_abi_newer_than_the_driver() {
     let d = load(&DriverOptions::new()).unwrap();
     assert_eq!(d.version(), DriverVersion::new(12, 2));
     assert_eq!(d.resolver(), Resolver::InProcess);
+    d.table().resolved().for_each(drop); // ask for every slot
     let asked = ASKED.with_borrow(Clone::clone);
     assert!(
         asked.iter().all(|(_, v, _)| *v <= 12020),
@@ -99,9 +105,39 @@ fn never_asks_for_an_abi_newer_than_the_driver() {
     // The same driver claiming 12.9 is asked for them.
     VERSION.set(12090);
     let d = load(&DriverOptions::new()).unwrap();
+    assert!(d.table().cuCtxCreate().is_err()); // asked for, and absent from the fake
     assert!(ASKED.with_borrow(|a| a.iter().any(|(n, v, _)| n == "cuCtxCreate" && *v == 12050)));
     assert_eq!(d.version().to_string(), "12.9");
     VERSION.set(12020);
+}
+
+#[test]
+fn the_table_is_resolved_on_first_use_and_a_failed_lookup_is_not_kept() {
+    let d = load(&DriverOptions::new()).unwrap();
+    // Loading asks for the version function alone.
+    let names = || ASKED.with_borrow(|a| a.iter().map(|x| x.0.clone()).collect::<Vec<_>>());
+    assert_eq!(names(), ["cuDriverGetVersion"]);
+    // A failed call of the resolver comes back as its code, and no slot keeps it.
+    LOOKUP_FAILS.set(Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+    let err = d.table().cuInit().map(|_| ()).unwrap_err();
+    LOOKUP_FAILS.set(None);
+    assert_eq!(err, CudaError::Driver(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+    // The next use asks again and keeps the answer: asked once more, then never.
+    let init = d.table().cuInit().unwrap();
+    assert_eq!(init as usize, fake_init as *const () as usize);
+    d.table().cuInit().unwrap();
+    assert_eq!(names(), ["cuDriverGetVersion", "cuInit", "cuInit"]);
+    // An absent function is kept absent too: asked once.
+    assert!(d.table().cuMemFree().is_err() && d.table().cuMemFree().is_err());
+    assert_eq!(names().iter().filter(|n| *n == "cuMemFree").count(), 1);
+    // The Debug form counts without asking.
+    assert_eq!(
+        format!("{:?}", d.table()),
+        format!(
+            "DriverTable {{ 1 resolved of 2 asked for, {} lines }}",
+            ENTRIES.len()
+        )
+    );
 }
 
 #[test]
@@ -123,10 +159,10 @@ fn a_missing_function_does_not_fail_the_load_but_its_call_does() {
 fn a_null_pointer_with_success_is_an_absent_function() {
     NULL_WITH_SUCCESS.set(true);
     let d = load(&DriverOptions::new()).unwrap();
-    assert!(d.table().cuCtxSynchronize.is_none());
+    assert!(d.table().cuCtxSynchronize().is_err());
     NULL_WITH_SUCCESS.set(false);
     let d = load(&DriverOptions::new()).unwrap();
-    assert!(d.table().cuCtxSynchronize.is_some());
+    assert!(d.table().cuCtxSynchronize().is_ok());
 }
 
 #[test]
@@ -153,7 +189,8 @@ fn cu_driver_get_version_is_required() {
 
 #[test]
 fn per_thread_default_stream_asks_with_its_flag_and_registration_version() {
-    let _d = load(&DriverOptions::new().per_thread_default_stream(true)).unwrap();
+    let d = load(&DriverOptions::new().per_thread_default_stream(true)).unwrap();
+    d.table().resolved().for_each(drop); // ask for every slot
     let asked = ASKED.with_borrow(Clone::clone);
     assert!(
         asked.iter().all(|(_, _, f)| *f == 2),

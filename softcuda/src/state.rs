@@ -702,6 +702,9 @@ pub struct LiveCounts {
 
 /// Counts the live objects.
 pub fn live_counts() -> LiveCounts {
+    // The pools' lock first, on its own: a stream's pool job holds it while it takes
+    // the memory map's, so taking it under `memory()` could deadlock.
+    let pools = crate::api::pool::live_count();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -718,7 +721,7 @@ pub fn live_counts() -> LiveCounts {
         graph_execs,
         libraries: s.libraries.len(),
         link_states: s.links.len(),
-        pools: crate::api::pool::live_count(),
+        pools,
     }
 }
 

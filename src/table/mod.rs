@@ -2,16 +2,24 @@
 //!
 //! Each line of the list — `name @ version (params);` — becomes:
 //! - a function-pointer type [`pfn`]`::name`,
-//! - a slot `DriverTable::name: Option<pfn::name>`, filled by the loader,
+//! - a slot in [`DriverTable`], filled the first time the function is asked for,
 //! - an accessor `DriverTable::name()` that returns the pointer or
 //!   [`CudaError::NotSupported`](crate::CudaError::NotSupported) naming the function and the driver version it needs,
 //! - an [`Entry`] in [`ENTRIES`], which the loader and the tests walk.
 //!
+//! Slots are resolved lazily, as cudarc does: loading the driver asks it for nothing
+//! but its version, and each function costs one `cuGetProcAddress` on its first use
+//! (measured on the 535 driver: resolving all 459 lines up front was 70–100 µs of a
+//! fresh process's start, `benches/init.rs`). After that an accessor is one load and
+//! one compare, as an eager table's `Option` test was. Drivers without
+//! `cuGetProcAddress` (before 11.3) are resolved by `dlsym`, all at load.
+//!
 //! Calling through a pointer is `unsafe`: the safe layer does it, once per operation.
 
-#[cfg(test)]
 use crate::error::CudaError;
 use crate::version::DriverVersion;
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 /// One line of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +57,16 @@ impl Entry {
     }
 }
 
+/// A slot's value before the driver was asked.
+const UNASKED: usize = 0;
+/// A slot's value once the driver answered that it has no such function.
+const ABSENT: usize = 1;
+
+/// Fills a slot on first use: the driver's entry point for exactly the entry's symbol
+/// at the entry's ABI version, null if the driver has none, or the code of a lookup
+/// that failed (kept by no slot: the next use asks again).
+pub(crate) type Lookup = dyn Fn(&Entry) -> Result<*mut c_void, crate::sys::CUresult> + Send + Sync;
+
 /// Turns the declarative list into the table. See the module documentation.
 macro_rules! driver_table {
     ($($name:ident @ $ver:literal ($($arg:ident : $ty:ty),* $(,)?);)*) => {
@@ -71,84 +89,144 @@ macro_rules! driver_table {
         /// How many lines the list has.
         pub const COUNT: usize = [$(stringify!($name)),*].len();
 
-        /// The resolved driver functions: `None` where the driver does not provide the
-        /// ABI the line names. `#[repr(C)]` with one nullable function pointer per line,
-        /// in list order: it has the layout of `[*mut c_void; COUNT]`.
-        #[allow(non_snake_case)]
-        #[derive(Clone, Copy)]
-        #[repr(C)]
-        pub struct DriverTable {
-            $(
-                #[doc = concat!("`", stringify!($name), "`, CUDA ", stringify!($ver), " ABI.")]
-                pub $name: Option<pfn::$name>,
-            )*
-        }
+        /// Each line's index in [`ENTRIES`] and in the table's slots.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[repr(usize)]
+        enum Slot { $($name),* }
 
         #[allow(non_snake_case)]
-        impl DriverTable {
-            /// Fills every slot with what `lookup` returns for its entry (null: absent).
-            ///
-            /// `lookup` must return null or the driver's entry point for exactly the
-            /// entry's symbol at the entry's ABI version, whose C signature is the line's.
-            pub(crate) fn resolve(mut lookup: impl FnMut(&$crate::table::Entry) -> *mut core::ffi::c_void) -> Self {
-                let mut slots = [core::ptr::null_mut(); COUNT];
-                for (slot, entry) in slots.iter_mut().zip(ENTRIES) {
-                    *slot = lookup(entry);
-                }
-                // SAFETY: `Self` is `#[repr(C)]`, its fields are `Option<fn>` (the layout
-                // of a nullable pointer) in the order of ENTRIES, so it has the layout of
-                // this array; each pointer has its line's signature (see above).
-                unsafe { core::mem::transmute::<[*mut core::ffi::c_void; COUNT], Self>(slots) }
-            }
-
-            /// The slots in list order, as raw pointers.
-            fn slots(&self) -> &[*mut core::ffi::c_void; COUNT] {
-                // SAFETY: same layout, as in `resolve`; reading a fn pointer as a raw
-                // pointer is sound.
-                unsafe { &*(self as *const Self).cast::<[*mut core::ffi::c_void; COUNT]>() }
-            }
-
-            /// Whether each entry of [`ENTRIES`] was resolved, in the same order.
-            pub fn resolved(&self) -> impl Iterator<Item = (&'static $crate::table::Entry, bool)> + '_ {
-                ENTRIES.iter().zip(self.slots().iter().map(|p| !p.is_null()))
-            }
-
+        impl $crate::table::DriverTable {
             $(
-                #[doc = concat!("`", stringify!($name), "`, or the error naming it and the driver it needs.")]
+                #[doc = concat!("`", stringify!($name), "` (CUDA ", stringify!($ver), " ABI), or the error naming it and the driver it needs.")]
                 #[inline]
                 pub fn $name(&self) -> Result<pfn::$name, $crate::error::CudaError> {
-                    // Not `ok_or(error)`: that builds and drops the error on every call
-                    // (a call to its drop glue on the hot path; benches/callgrind.rs).
-                    match self.$name {
-                        Some(f) => Ok(f),
-                        None => Err($crate::table::not_supported(stringify!($name), $ver)),
-                    }
+                    let p = self.slot(Slot::$name as usize)?;
+                    // SAFETY: a slot holds null or what the lookup returned for its
+                    // entry: the driver's function with this line's C signature (the
+                    // lookup's contract, `DriverTable::lazy`/`eager`).
+                    Ok(unsafe { core::mem::transmute::<*mut core::ffi::c_void, pfn::$name>(p) })
                 }
             )*
         }
     };
 }
+
+/// The driver's functions, one slot per line of the list, each resolved on first use.
+/// Obtain it from [`Driver::table`](crate::Driver::table).
+pub struct DriverTable {
+    slots: [AtomicPtr<c_void>; COUNT],
+    /// Fills an unasked slot; `None` when every slot was filled at load.
+    lookup: Option<Box<Lookup>>,
+}
+
+impl DriverTable {
+    /// A table whose slots are filled on first use by `lookup`.
+    ///
+    /// `lookup` must return null or the driver's entry point for exactly the entry's
+    /// symbol at the entry's ABI version, whose C signature is the line's, valid for as
+    /// long as the table lives; it may be called from any thread, any number of times.
+    pub(crate) fn lazy(lookup: Box<Lookup>) -> Self {
+        Self {
+            slots: core::array::from_fn(|_| {
+                AtomicPtr::new(core::ptr::without_provenance_mut(UNASKED))
+            }),
+            lookup: Some(lookup),
+        }
+    }
+
+    /// A table whose every slot is filled now by `lookup` (same contract as `lazy`).
+    pub(crate) fn eager(mut lookup: impl FnMut(&Entry) -> *mut c_void) -> Self {
+        let mut entries = ENTRIES.iter();
+        Self {
+            slots: core::array::from_fn(|_| {
+                let p = entries.next().map_or(core::ptr::null_mut(), &mut lookup);
+                AtomicPtr::new(known(p))
+            }),
+            lookup: None,
+        }
+    }
+
+    /// Slot `i`'s pointer, asking the driver the first time.
+    #[inline(always)]
+    fn slot(&self, i: usize) -> Result<*mut c_void, CudaError> {
+        // Relaxed: a pointer into code the library mapped before the table existed;
+        // every thread that stores one stores the same value.
+        let p = self.slots[i].load(Ordering::Relaxed);
+        if p.addr() > ABSENT {
+            Ok(p)
+        } else {
+            self.fill(i)
+        }
+    }
+
+    /// Slot `i` unasked or absent: ask the driver once, or name what is missing.
+    /// Out of line, off the hot path.
+    #[cold]
+    #[inline(never)]
+    fn fill(&self, i: usize) -> Result<*mut c_void, CudaError> {
+        let entry = &ENTRIES[i];
+        let slot = &self.slots[i];
+        let mut p = slot.load(Ordering::Relaxed);
+        if p.addr() == UNASKED {
+            let found = self
+                .lookup
+                .as_ref()
+                .map_or(Ok(core::ptr::null_mut()), |l| l(entry));
+            p = known(found.map_err(crate::error::driver_error)?);
+            slot.store(p, Ordering::Relaxed);
+        }
+        if p.addr() > ABSENT {
+            Ok(p)
+        } else {
+            Err(not_supported(entry.name, entry.version))
+        }
+    }
+
+    /// Whether each entry of [`ENTRIES`] resolves, in the same order. Asks the driver
+    /// for every slot not asked for yet (a lookup that fails counts as unresolved).
+    pub fn resolved(&self) -> impl Iterator<Item = (&'static Entry, bool)> + '_ {
+        ENTRIES
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e, self.slot(i).is_ok()))
+    }
+}
+
+/// A looked-up pointer as a slot holds it: null becomes [`ABSENT`].
+fn known(p: *mut c_void) -> *mut c_void {
+    if p.is_null() {
+        core::ptr::without_provenance_mut(ABSENT)
+    } else {
+        p
+    }
+}
+
 /// The error of a table slot the driver left empty: out of line, off the hot path.
 #[cold]
 #[inline(never)]
-pub(crate) fn not_supported(function: &'static str, needs: u32) -> crate::error::CudaError {
-    crate::error::CudaError::NotSupported {
+pub(crate) fn not_supported(function: &'static str, needs: u32) -> CudaError {
+    CudaError::NotSupported {
         function,
-        needs: crate::version::DriverVersion::from_raw(needs),
+        needs: DriverVersion::from_raw(needs),
     }
 }
 
 mod list;
-pub use list::{COUNT, DriverTable, ENTRIES, pfn};
+pub use list::{COUNT, ENTRIES, pfn};
 pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
 
 impl core::fmt::Debug for DriverTable {
+    /// How many slots were asked for and resolved so far (asks the driver nothing).
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let resolved = self.resolved().filter(|(_, ok)| *ok).count();
+        let (mut asked, mut resolved) = (0, 0);
+        for slot in &self.slots {
+            let p = slot.load(Ordering::Relaxed).addr();
+            asked += usize::from(p != UNASKED);
+            resolved += usize::from(p > ABSENT);
+        }
         write!(
             f,
-            "DriverTable {{ {resolved} of {} resolved }}",
-            ENTRIES.len()
+            "DriverTable {{ {resolved} resolved of {asked} asked for, {COUNT} lines }}"
         )
     }
 }
@@ -192,7 +270,7 @@ mod tests {
 
     #[test]
     fn an_absent_function_is_a_typed_error_naming_it() {
-        let t = DriverTable::resolve(|_| core::ptr::null_mut());
+        let t = DriverTable::eager(|_| core::ptr::null_mut());
         match t.cuGraphAddNode() {
             Err(CudaError::NotSupported { function, needs }) => {
                 assert_eq!(function, "cuGraphAddNode");
