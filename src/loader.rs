@@ -20,7 +20,7 @@
 
 use crate::error::{CudaError, LoadAttempt, LoadError, check};
 use crate::sys::{CUdriverProcAddress_flags, CUdriverProcAddressQueryResult, CUresult, cuuint64_t};
-use crate::table::{DLSYM_SYMBOLS, DriverTable, ENTRIES, Entry, PER_THREAD_VERSIONS, pfn};
+use crate::table::{DLSYM_SYMBOLS, DriverTable, ENTRIES, Entry, PER_THREAD_VERSIONS, Slot, pfn};
 use crate::version::DriverVersion;
 use core::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
@@ -208,10 +208,11 @@ impl Driver {
         let v2 = unsafe { library.get::<Option<pfn::cuGetProcAddress>>(b"cuGetProcAddress_v2\0") }
             .ok()
             .and_then(|s| *s);
-        let v1 =
+        let v1 = || {
             unsafe { library.get::<Option<pfn::cuGetProcAddress_v11030>>(b"cuGetProcAddress\0") }
                 .ok()
-                .and_then(|s| *s);
+                .and_then(|s| *s)
+        };
         let get_version =
             unsafe { library.get::<Option<pfn::cuDriverGetVersion>>(b"cuDriverGetVersion\0") }
                 .ok()
@@ -225,7 +226,7 @@ impl Driver {
         let per_thread = options.per_thread_default_stream;
         let (resolver, table) = if let Some(get) = v2 {
             (Resolver::ProcAddressV2, lazy_v2(get, version, flags))
-        } else if let Some(get) = v1 {
+        } else if let Some(get) = v1() {
             let lookup = move |name: *const c_char, ver: c_int| {
                 let mut p = core::ptr::null_mut();
                 // SAFETY: `name` is NUL-terminated, `p` a valid out-pointer (the 535
@@ -245,6 +246,11 @@ impl Driver {
             }
             (Resolver::Dlsym, resolve_dlsym(&library, version))
         };
+        // The one function the loader already has (the 2.2 ABI, the line's).
+        table.keep(
+            Slot::cuDriverGetVersion as usize,
+            get_version as *mut c_void,
+        );
         tracing::debug!(%path, %version, ?resolver, "loaded the CUDA driver");
         Ok(Self {
             table,
@@ -287,8 +293,10 @@ impl Driver {
         let get_version =
             unsafe { core::mem::transmute::<*mut c_void, pfn::cuDriverGetVersion>(version_fn) };
         let version = query_version(get_version)?;
+        let table = lazy_v2(get_proc_address, version, flags);
+        table.keep(Slot::cuDriverGetVersion as usize, version_fn);
         Ok(Self {
-            table: lazy_v2(get_proc_address, version, flags),
+            table,
             version,
             resolver: Resolver::InProcess,
             options: options.clone(),

@@ -92,7 +92,7 @@ macro_rules! driver_table {
         /// Each line's index in [`ENTRIES`] and in the table's slots.
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         #[repr(usize)]
-        enum Slot { $($name),* }
+        pub(crate) enum Slot { $($name),* }
 
         #[allow(non_snake_case)]
         impl $crate::table::DriverTable {
@@ -144,6 +144,12 @@ impl DriverTable {
             }),
             lookup: None,
         }
+    }
+
+    /// Keeps `p` in slot `i`: a function the loader already has (the same contract as
+    /// the lookup's, for that slot's entry).
+    pub(crate) fn keep(&self, i: usize, p: *mut c_void) {
+        self.slots[i].store(known(p), Ordering::Relaxed);
     }
 
     /// Slot `i`'s pointer, asking the driver the first time.
@@ -213,7 +219,7 @@ pub(crate) fn not_supported(function: &'static str, needs: u32) -> CudaError {
 
 mod list;
 pub use list::{COUNT, ENTRIES, pfn};
-pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS};
+pub(crate) use list::{DLSYM_SYMBOLS, PER_THREAD_VERSIONS, Slot};
 
 impl core::fmt::Debug for DriverTable {
     /// How many slots were asked for and resolved so far (asks the driver nothing).
