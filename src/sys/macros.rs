@@ -1,5 +1,6 @@
 //! The macros that spell the C ABI's shapes in Rust: opaque handles, C enums as
-//! integer newtypes, flag sets as `bitflags` types, and all-zero `Default`s.
+//! integer newtypes, flag sets as integer newtypes with set operations, and all-zero
+//! `Default`s.
 
 /// An opaque driver handle: a `#[repr(transparent)]` newtype over the C pointer.
 ///
@@ -58,36 +59,158 @@ macro_rules! c_enum {
             /// The C name of this value, if the header knows it (the first, where
             /// several names share a value).
             pub fn name(self) -> Option<&'static str> {
-                Self::KNOWN.iter().find(|(_, v)| *v == self).map(|(n, _)| *n)
+                // One shared search for every enum (not a copy of `find` per type).
+                const NAMES: &[(&str, i64)] = &[$((stringify!($c), $v as i64)),*];
+                $crate::sys::macros::name_of(NAMES, self.0 as i64)
             }
         }
 
         impl core::fmt::Debug for $name {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                match self.name() {
-                    Some(n) => f.write_str(n),
-                    None => write!(f, concat!(stringify!($name), "({})"), self.0),
-                }
+                $crate::sys::macros::fmt_enum(f, stringify!($name), self.name(), self.0 as i64)
             }
         }
     };
 }
 
-/// A C flag set: a `bitflags` type, `#[repr(transparent)]` over its C integer.
+/// The first name of `value` in `names`.
+pub(crate) fn name_of(names: &[(&'static str, i64)], value: i64) -> Option<&'static str> {
+    names.iter().find(|(_, v)| *v == value).map(|(n, _)| *n)
+}
+
+/// A C enum's `Debug`: its C name, or `Type(value)` for a value the header lacks.
+pub(crate) fn fmt_enum(
+    f: &mut core::fmt::Formatter<'_>,
+    ty: &str,
+    name: Option<&str>,
+    value: i64,
+) -> core::fmt::Result {
+    match name {
+        Some(n) => f.write_str(n),
+        None => write!(f, "{ty}({value})"),
+    }
+}
+
+/// A C flag set: a `#[repr(transparent)]` newtype over its C integer with one
+/// associated constant per flag and the set operations (`|`, `&`, `contains`, ...).
+/// Any bits a newer driver sets are kept (`from_bits_retain`).
 macro_rules! c_flags {
     (#[doc = $doc:expr] $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
-        bitflags::bitflags! {
-            #[doc = $doc]
-            #[repr(transparent)]
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-            pub struct $name: $repr {
-                $(
-                    #[doc = concat!("`", stringify!($c), "`")]
-                    const $c = $v;
-                )*
+        #[doc = $doc]
+        #[repr(transparent)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $name($repr);
+
+        impl $name {
+            $(
+                #[doc = concat!("`", stringify!($c), "`")]
+                pub const $c: Self = Self($v);
+            )*
+            /// Every flag of the header this mirrors, as (C name, value), in header order.
+            pub const KNOWN: &'static [(&'static str, Self)] = &[$((stringify!($c), Self::$c)),*];
+
+            /// No flag set.
+            #[inline]
+            pub const fn empty() -> Self {
+                Self(0)
+            }
+            /// The C integer.
+            #[inline]
+            pub const fn bits(self) -> $repr {
+                self.0
+            }
+            /// The set of exactly these bits, known to the header or not.
+            #[inline]
+            pub const fn from_bits_retain(bits: $repr) -> Self {
+                Self(bits)
+            }
+            /// Whether no bit is set.
+            #[inline]
+            pub const fn is_empty(self) -> bool {
+                self.0 == 0
+            }
+            /// Whether every bit of `other` is set here.
+            #[inline]
+            pub const fn contains(self, other: Self) -> bool {
+                self.0 & other.0 == other.0
+            }
+            /// Whether any bit of `other` is set here.
+            #[inline]
+            pub const fn intersects(self, other: Self) -> bool {
+                self.0 & other.0 != 0
+            }
+            /// The bits of both.
+            #[inline]
+            pub const fn union(self, other: Self) -> Self {
+                Self(self.0 | other.0)
+            }
+            /// Sets the bits of `other`.
+            #[inline]
+            pub fn insert(&mut self, other: Self) {
+                self.0 |= other.0;
+            }
+            /// Clears the bits of `other`.
+            #[inline]
+            pub fn remove(&mut self, other: Self) {
+                self.0 &= !other.0;
+            }
+        }
+
+        impl core::ops::BitOr for $name {
+            type Output = Self;
+            #[inline]
+            fn bitor(self, other: Self) -> Self {
+                Self(self.0 | other.0)
+            }
+        }
+
+        impl core::ops::BitOrAssign for $name {
+            #[inline]
+            fn bitor_assign(&mut self, other: Self) {
+                self.0 |= other.0;
+            }
+        }
+
+        impl core::ops::BitAnd for $name {
+            type Output = Self;
+            #[inline]
+            fn bitand(self, other: Self) -> Self {
+                Self(self.0 & other.0)
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                const NAMES: &[(&str, u64)] = &[$((stringify!($c), $v as u64)),*];
+                $crate::sys::macros::fmt_flags(f, stringify!($name), self.0 as u64, NAMES)
             }
         }
     };
+}
+
+/// A flag set's `Debug`: `Type(A | B | 0x40)` — the named flags wholly set, then any
+/// bits no name covers, in hex; `Type(0x0)` when empty.
+pub(crate) fn fmt_flags(
+    f: &mut core::fmt::Formatter<'_>,
+    ty: &str,
+    bits: u64,
+    names: &[(&str, u64)],
+) -> core::fmt::Result {
+    write!(f, "{ty}(")?;
+    let mut rest = bits;
+    let mut first = true;
+    for &(name, v) in names {
+        if v != 0 && bits & v == v && rest & v != 0 {
+            f.write_str(if first { "" } else { " | " })?;
+            f.write_str(name)?;
+            rest &= !v;
+            first = false;
+        }
+    }
+    if rest != 0 || first {
+        write!(f, "{}{rest:#x}", if first { "" } else { " | " })?;
+    }
+    f.write_str(")")
 }
 
 /// `Default` as all-zero bytes, for C structs and unions: every field type the header

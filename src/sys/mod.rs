@@ -8,8 +8,9 @@
 //!   associated constants with their C names ([`CUresult::CUDA_ERROR_INVALID_VALUE`]),
 //!   so a value that a newer driver returns is still representable — a Rust `enum`
 //!   across FFI would make it undefined behaviour;
-//! - flag sets are `bitflags` types ([`CUctx_flags`], [`CUstream_flags`],
-//!   [`CUmemhostalloc_flags`], ...), `#[repr(transparent)]` over the C integer;
+//! - flag sets are `#[repr(transparent)]` integer newtypes too ([`CUctx_flags`],
+//!   [`CUstream_flags`], [`CUmemhostalloc_flags`], ...), with one constant per flag and
+//!   the set operations (`|`, `&`, `contains`, `bits`, `from_bits_retain`);
 //! - structs and unions are `#[repr(C)]`, with their size and alignment asserted at
 //!   compile time and every field offset checked against the real header by
 //!   `tests/abi.rs`.
@@ -19,7 +20,7 @@
 //! Nothing here is safe to use on its own; the rest of the crate is the safe layer.
 
 mod generated;
-mod macros;
+pub(crate) mod macros;
 
 pub use generated::*;
 
