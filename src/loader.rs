@@ -205,18 +205,11 @@ impl Driver {
         // `cuGetProcAddress` the 11.3 one, `cuDriverGetVersion` the 2.2 one. Each is
         // read as an `Option` of its function pointer: a symbol whose value is 0 (which
         // `dlsym` reports as found) is `None`, never a null function pointer.
-        let v2 = unsafe { library.get::<Option<pfn::cuGetProcAddress>>(b"cuGetProcAddress_v2\0") }
-            .ok()
-            .and_then(|s| *s);
-        let v1 = || {
-            unsafe { library.get::<Option<pfn::cuGetProcAddress_v11030>>(b"cuGetProcAddress\0") }
-                .ok()
-                .and_then(|s| *s)
-        };
+        let v2 = unsafe { symbol::<pfn::cuGetProcAddress>(&library, b"cuGetProcAddress_v2\0") };
+        let v1 =
+            || unsafe { symbol::<pfn::cuGetProcAddress_v11030>(&library, b"cuGetProcAddress\0") };
         let get_version =
-            unsafe { library.get::<Option<pfn::cuDriverGetVersion>>(b"cuDriverGetVersion\0") }
-                .ok()
-                .and_then(|s| *s)
+            unsafe { symbol::<pfn::cuDriverGetVersion>(&library, b"cuDriverGetVersion\0") }
                 .ok_or_else(|| LoadError::NotACudaDriver {
                     path: path.clone(),
                     symbol: "cuDriverGetVersion",
@@ -467,16 +460,34 @@ fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> Drive
         let Some(symbol) = c_name(&mut buf, symbol) else {
             return Ok(core::ptr::null_mut());
         };
-        // SAFETY: only the symbol's address is read; its table line gives it a type.
-        Ok(
-            unsafe { library.get::<*mut c_void>(symbol.to_bytes_with_nul()) }
-                .map_or(core::ptr::null_mut(), |s| *s),
-        )
+        // Only the symbol's address is read; its table line gives it a type.
+        Ok(symbol_address(library, symbol.to_bytes_with_nul()))
     };
     DriverTable::eager(|entry| match lookup_entry(entry, version, false, symbol) {
         Ok(p) => p,
         Err(never) => match never {},
     })
+}
+
+/// The address `dlsym` gives for `name` (NUL-terminated), or null. Every lookup of the
+/// crate goes through this one function, so that libloading's generic `get` is compiled
+/// once (it was 16 copies, 3% of the crate's LLVM IR).
+pub(crate) fn symbol_address(library: &libloading::Library, name: &[u8]) -> *mut c_void {
+    // SAFETY: only the symbol's address is read, as a raw pointer; nothing is called.
+    unsafe { library.get::<*mut c_void>(name) }.map_or(core::ptr::null_mut(), |s| *s)
+}
+
+/// `name`'s address as the function-pointer type `F`; `None` where the symbol is
+/// absent or its value is null (`dlsym` reports a symbol defined as 0 as found).
+///
+/// # Safety
+/// `F` must be a function-pointer type with the C signature `name` is exported with.
+pub(crate) unsafe fn symbol<F: Copy>(library: &libloading::Library, name: &[u8]) -> Option<F> {
+    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    let p = symbol_address(library, name);
+    // SAFETY: `F` is a function pointer (the caller's contract) of a pointer's size
+    // (asserted above), and `p` is a non-null address of that function.
+    (!p.is_null()).then(|| unsafe { core::mem::transmute_copy::<*mut c_void, F>(&p) })
 }
 
 /// `name` followed by a NUL, in `buf`; `None` if it does not fit or holds a NUL.

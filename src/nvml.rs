@@ -140,10 +140,8 @@ macro_rules! functions {
                         // header declares for that exported name (`crate::sys::nvml::pfn`),
                         // as an `Option` so that a symbol whose value is null is `None`.
                         $field: unsafe {
-                            library.get::<Option<pfn::$name>>(concat!(stringify!($name), "\0").as_bytes())
-                        }
-                        .ok()
-                        .and_then(|s| *s),
+                            crate::loader::symbol::<pfn::$name>(library, concat!(stringify!($name), "\0").as_bytes())
+                        },
                     )*
                 }
             }
@@ -244,21 +242,18 @@ impl NvmlLibrary {
             })?;
         // SAFETY: the header's signatures of these two exported names, as `Option`s:
         // a symbol defined as null is refused, never called.
-        let init = unsafe { library.get::<Option<pfn::nvmlInit_v2>>(b"nvmlInit_v2\0") }
-            .ok()
-            .and_then(|s| *s)
+        let init = unsafe { crate::loader::symbol::<pfn::nvmlInit_v2>(&library, b"nvmlInit_v2\0") }
             .ok_or_else(|| NvmlError::NotNvml {
                 path: shown.clone(),
                 symbol: "nvmlInit_v2",
             })?;
         // SAFETY: as above.
-        let shutdown = unsafe { library.get::<Option<pfn::nvmlShutdown>>(b"nvmlShutdown\0") }
-            .ok()
-            .and_then(|s| *s)
-            .ok_or_else(|| NvmlError::NotNvml {
-                path: shown.clone(),
-                symbol: "nvmlShutdown",
-            })?;
+        let shutdown =
+            unsafe { crate::loader::symbol::<pfn::nvmlShutdown>(&library, b"nvmlShutdown\0") }
+                .ok_or_else(|| NvmlError::NotNvml {
+                    path: shown.clone(),
+                    symbol: "nvmlShutdown",
+                })?;
         Ok(Self {
             functions: Functions::resolve(&library),
             init,

@@ -140,8 +140,13 @@ fn answer<T>(
 ) -> fmt::Result {
     match a {
         Ok(v) => show(f, v),
-        Err(e) => write!(f, "{} ({e})", refusal(e)),
+        Err(e) => refused(f, e),
     }
+}
+
+/// A refused query as the snapshot shows it (one copy, not one per answer type).
+fn refused(f: &mut fmt::Formatter<'_>, e: &CudaError) -> fmt::Result {
+    write!(f, "{} ({e})", refusal(e))
 }
 
 /// How a refusal reads: `unsupported` when the driver (or the loaded library) does not
