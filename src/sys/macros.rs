@@ -231,3 +231,44 @@ macro_rules! zeroed_default {
 }
 
 pub(crate) use {c_enum, c_flags, c_handle, zeroed_default};
+
+#[cfg(test)]
+mod tests {
+    use crate::sys::{CUctx_flags, CUresult};
+
+    #[test]
+    fn flag_sets_print_their_names_and_keep_unknown_bits() {
+        let f = CUctx_flags::CU_CTX_SCHED_YIELD | CUctx_flags::CU_CTX_MAP_HOST;
+        assert_eq!(
+            format!("{f:?}"),
+            "CUctx_flags(CU_CTX_SCHED_YIELD | CU_CTX_MAP_HOST)"
+        );
+        let odd = CUctx_flags::from_bits_retain(CUctx_flags::CU_CTX_MAP_HOST.bits() | 0x8000_0000);
+        assert_eq!(
+            format!("{odd:?}"),
+            "CUctx_flags(CU_CTX_MAP_HOST | 0x80000000)"
+        );
+        assert_eq!(format!("{:?}", CUctx_flags::empty()), "CUctx_flags(0x0)");
+        assert!(f.contains(CUctx_flags::CU_CTX_MAP_HOST) && !f.contains(odd));
+        assert!(f.intersects(odd) && (f & odd) == CUctx_flags::CU_CTX_MAP_HOST);
+        let mut g = f;
+        g.remove(CUctx_flags::CU_CTX_MAP_HOST);
+        assert_eq!(g, CUctx_flags::CU_CTX_SCHED_YIELD);
+        g.insert(CUctx_flags::CU_CTX_MAP_HOST);
+        assert_eq!(g, f.union(CUctx_flags::empty()));
+    }
+
+    #[test]
+    fn enums_print_their_c_name_or_their_value() {
+        assert_eq!(
+            format!("{:?}", CUresult::CUDA_ERROR_NO_DEVICE),
+            "CUDA_ERROR_NO_DEVICE"
+        );
+        assert_eq!(
+            CUresult::CUDA_ERROR_NO_DEVICE.name(),
+            Some("CUDA_ERROR_NO_DEVICE")
+        );
+        assert_eq!(format!("{:?}", CUresult(123_456)), "CUresult(123456)");
+        assert_eq!(CUresult(123_456).name(), None);
+    }
+}
