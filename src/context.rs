@@ -572,7 +572,8 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 
     /// A second token of this binding, for a wrapper that hands it on in place of the
-    /// original ([`crate::peer::Entered`]); the caller leaves the original unused.
+    /// original (`peer::Entered`); the caller leaves the original unused.
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn twin(&self) -> CurrentContext<'ctx> {
         CurrentContext {
             driver: self.driver,
@@ -635,11 +636,12 @@ impl<'ctx> CurrentContext<'ctx> {
 
     /// Stops this context accessing `peer`'s memory
     /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not). Refused with
-    /// [`CudaError::PeerGroupsLive`] while a [`PeerGroup`](crate::peer::PeerGroup)
-    /// binding is active anywhere in the process: its kernels may be reading a peer's
+    /// [`CudaError::PeerGroupsLive`] while a `PeerGroup` binding (the `multi-gpu`
+    /// feature) is active anywhere in the process: its kernels may be reading a peer's
     /// memory through the access this would take away.
     pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
         same_driver(self.driver, peer.driver)?;
+        #[cfg(feature = "multi-gpu")]
         crate::peer::refuse_while_groups_live()?;
         // SAFETY: a live context.
         check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })
