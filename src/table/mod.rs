@@ -159,33 +159,32 @@ impl DriverTable {
         // every thread that stores one stores the same value.
         let p = self.slots[i].load(Ordering::Relaxed);
         if p.addr() > ABSENT {
-            Ok(p)
-        } else {
-            self.fill(i)
+            return Ok(p);
+        }
+        // Two words back from the cold path, the error built by another cold call:
+        // the hot path keeps no room for an error on the stack.
+        match self.fill(i) {
+            Ok(p) => Ok(p),
+            Err(code) => Err(unavailable(i, code)),
         }
     }
 
-    /// Slot `i` unasked or absent: ask the driver once, or name what is missing.
-    /// Out of line, off the hot path.
+    /// Slot `i` unasked or absent: ask the driver once. `Err(None)`: the driver has no
+    /// such function; `Err(Some(code))`: the lookup failed (nothing kept). Out of line.
     #[cold]
     #[inline(never)]
-    fn fill(&self, i: usize) -> Result<*mut c_void, CudaError> {
-        let entry = &ENTRIES[i];
+    fn fill(&self, i: usize) -> Result<*mut c_void, Option<crate::sys::CUresult>> {
         let slot = &self.slots[i];
         let mut p = slot.load(Ordering::Relaxed);
         if p.addr() == UNASKED {
             let found = self
                 .lookup
                 .as_ref()
-                .map_or(Ok(core::ptr::null_mut()), |l| l(entry));
-            p = known(found.map_err(crate::error::driver_error)?);
+                .map_or(Ok(core::ptr::null_mut()), |l| l(&ENTRIES[i]));
+            p = known(found.map_err(Some)?);
             slot.store(p, Ordering::Relaxed);
         }
-        if p.addr() > ABSENT {
-            Ok(p)
-        } else {
-            Err(not_supported(entry.name, entry.version))
-        }
+        if p.addr() > ABSENT { Ok(p) } else { Err(None) }
     }
 
     /// Whether each entry of [`ENTRIES`] resolves, in the same order. Asks the driver
@@ -204,6 +203,17 @@ fn known(p: *mut c_void) -> *mut c_void {
         core::ptr::without_provenance_mut(ABSENT)
     } else {
         p
+    }
+}
+
+/// The error of slot `i`: the failed lookup's code, or the function and the driver
+/// version it needs. Out of line, off the hot path.
+#[cold]
+#[inline(never)]
+fn unavailable(i: usize, code: Option<crate::sys::CUresult>) -> CudaError {
+    match code {
+        Some(code) => crate::error::driver_error(code),
+        None => not_supported(ENTRIES[i].name, ENTRIES[i].version),
     }
 }
 
