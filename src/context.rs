@@ -256,6 +256,7 @@ pub(crate) fn bind_raw<R>(
 }
 
 /// Whether this thread has a root binding of this crate (any driver).
+#[cfg(feature = "multi-gpu")]
 pub(crate) fn root_bound() -> bool {
     ROOT_BOUND.with(Cell::get)
 }
@@ -282,11 +283,13 @@ pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
     }
 }
 
-/// A root binding of this crate held for a multi-context binding ([`crate::peer`]):
+/// A root binding of this crate held for a multi-context binding (`peer`):
 /// claimed only on a thread with no binding and no current context, released when
 /// dropped (also on unwind).
+#[cfg(feature = "multi-gpu")]
 pub(crate) struct RootClaim(());
 
+#[cfg(feature = "multi-gpu")]
 impl RootClaim {
     /// Claims the thread as [`bind_raw`]'s root check does
     /// ([`CudaError::ContextAlreadyBound`] otherwise).
@@ -299,6 +302,7 @@ impl RootClaim {
     }
 }
 
+#[cfg(feature = "multi-gpu")]
 impl Drop for RootClaim {
     fn drop(&mut self) {
         ROOT_BOUND.with(|b| b.set(false));
@@ -381,7 +385,8 @@ impl Context {
     }
 
     /// Its driver, handle and sticky-error mark, for a binding made elsewhere in the
-    /// crate ([`crate::peer`]).
+    /// crate (`peer`).
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
         (self.driver, self.raw, &self.poisoned)
     }
@@ -478,7 +483,8 @@ impl PrimaryContext {
         self.poisoned.get()
     }
 
-    /// Its driver, handle and sticky-error mark (see [`Context::parts`]).
+    /// Its driver, handle and sticky-error mark (see `Context::parts`).
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
         (self.device.driver(), self.raw, &self.poisoned)
     }
