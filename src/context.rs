@@ -256,6 +256,7 @@ pub(crate) fn bind_raw<R>(
 }
 
 /// Whether this thread has a root binding of this crate (any driver).
+#[cfg(feature = "multi-gpu")]
 pub(crate) fn root_bound() -> bool {
     ROOT_BOUND.with(Cell::get)
 }
@@ -282,11 +283,13 @@ pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
     }
 }
 
-/// A root binding of this crate held for a multi-context binding ([`crate::peer`]):
+/// A root binding of this crate held for a multi-context binding (`peer`):
 /// claimed only on a thread with no binding and no current context, released when
 /// dropped (also on unwind).
+#[cfg(feature = "multi-gpu")]
 pub(crate) struct RootClaim(());
 
+#[cfg(feature = "multi-gpu")]
 impl RootClaim {
     /// Claims the thread as [`bind_raw`]'s root check does
     /// ([`CudaError::ContextAlreadyBound`] otherwise).
@@ -299,6 +302,7 @@ impl RootClaim {
     }
 }
 
+#[cfg(feature = "multi-gpu")]
 impl Drop for RootClaim {
     fn drop(&mut self) {
         ROOT_BOUND.with(|b| b.set(false));
@@ -381,7 +385,8 @@ impl Context {
     }
 
     /// Its driver, handle and sticky-error mark, for a binding made elsewhere in the
-    /// crate ([`crate::peer`]).
+    /// crate (`peer`).
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
         (self.driver, self.raw, &self.poisoned)
     }
@@ -478,7 +483,8 @@ impl PrimaryContext {
         self.poisoned.get()
     }
 
-    /// Its driver, handle and sticky-error mark (see [`Context::parts`]).
+    /// Its driver, handle and sticky-error mark (see `Context::parts`).
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn parts(&self) -> (&'static Driver, CUcontext, &Cell<Option<CUresult>>) {
         (self.device.driver(), self.raw, &self.poisoned)
     }
@@ -572,7 +578,8 @@ impl<'ctx> CurrentContext<'ctx> {
     }
 
     /// A second token of this binding, for a wrapper that hands it on in place of the
-    /// original ([`crate::peer::Entered`]); the caller leaves the original unused.
+    /// original (`peer::Entered`); the caller leaves the original unused.
+    #[cfg(feature = "multi-gpu")]
     pub(crate) fn twin(&self) -> CurrentContext<'ctx> {
         CurrentContext {
             driver: self.driver,
@@ -635,11 +642,12 @@ impl<'ctx> CurrentContext<'ctx> {
 
     /// Stops this context accessing `peer`'s memory
     /// (`CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` if it could not). Refused with
-    /// [`CudaError::PeerGroupsLive`] while a [`PeerGroup`](crate::peer::PeerGroup)
-    /// binding is active anywhere in the process: its kernels may be reading a peer's
+    /// [`CudaError::PeerGroupsLive`] while a `PeerGroup` binding (the `multi-gpu`
+    /// feature) is active anywhere in the process: its kernels may be reading a peer's
     /// memory through the access this would take away.
     pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
         same_driver(self.driver, peer.driver)?;
+        #[cfg(feature = "multi-gpu")]
         crate::peer::refuse_while_groups_live()?;
         // SAFETY: a live context.
         check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })

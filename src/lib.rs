@@ -25,12 +25,14 @@
 //!   pools and stream-ordered allocation), [`managed`] (managed memory: attach,
 //!   prefetch, advice, host access), [`tensor_map`] (TMA descriptors, every
 //!   documented rule checked before the driver sees them).
-//! - multi-GPU: [`peer`] (several contexts bound at once: one device's buffers used
-//!   from another through checked views, peer copies), [`device_pool`] (one context
-//!   per device, shared by threads: binding, device selection, a batch split across
-//!   devices), [`topology`] (the peer matrix from `cuDeviceGetP2PAttribute`, PCI bus
-//!   ids, NUMA nodes, NVLinks; text table and Graphviz DOT) and [`nvml`] (NVML loaded
-//!   at run time on the driver loader's principles, for the NVLinks).
+//! - multi-GPU, with the `multi-gpu` feature: `peer` (several contexts bound at once:
+//!   one device's buffers used from another through checked views, peer copies),
+//!   `device_pool` (one context per device, shared by threads: binding, device
+//!   selection, a batch split across devices), `topology` (the peer matrix from
+//!   `cuDeviceGetP2PAttribute`, PCI bus ids, NUMA nodes, NVLinks; text table and
+//!   Graphviz DOT) and `nvml` (NVML loaded at run time on the driver loader's
+//!   principles, for the NVLinks). Without the feature, peer access itself
+//!   (`Context::enable_peer_access`, `cuMemcpyPeer` copies) is still there.
 //! - debugging: [`leaks`] (the opt-in leak tracker: live handles by kind, creation
 //!   backtraces), [`trace`] (a `tracing` span per kernel launch, free when nobody
 //!   listens) and [`snapshot`] (the current context's and device's state, printable).
@@ -51,6 +53,7 @@
 
 pub mod context;
 pub mod device;
+#[cfg(feature = "multi-gpu")]
 pub mod device_pool;
 pub mod error;
 pub mod event;
@@ -65,7 +68,9 @@ pub mod loader;
 pub mod managed;
 pub mod memory;
 pub mod module;
+#[cfg(feature = "multi-gpu")]
 pub mod nvml;
+#[cfg(feature = "multi-gpu")]
 pub mod peer;
 pub mod pinned;
 pub mod pool;
@@ -75,6 +80,7 @@ pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
+#[cfg(feature = "multi-gpu")]
 pub mod topology;
 pub mod trace;
 pub mod version;

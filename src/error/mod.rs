@@ -188,7 +188,7 @@ pub enum CudaError {
         /// The sticky error.
         code: CUresult,
     },
-    /// A kernel-visible view of a [`PeerGroup`](crate::peer::PeerGroup) buffer was
+    /// A kernel-visible view of a `PeerGroup` buffer (the `multi-gpu` feature) was
     /// asked for in a context without peer access to the buffer's owner.
     PeerAccessNotEnabled {
         /// The ordinal of the device whose context wanted the view.
@@ -196,8 +196,8 @@ pub enum CudaError {
         /// The ordinal of the device owning the memory.
         owner: usize,
     },
-    /// Peer access cannot be disabled while a [`PeerGroup`](crate::peer::PeerGroup)
-    /// binding is active in the process: its kernels may rely on it.
+    /// Peer access cannot be disabled while a `PeerGroup` binding (the `multi-gpu`
+    /// feature) is active in the process: its kernels may rely on it.
     PeerGroupsLive,
 }
 

@@ -16,7 +16,8 @@
 //!   `tests/abi.rs`.
 //!
 //! Names are the C names, so the NVIDIA documentation applies word for word.
-//! [`nvml`] mirrors, the same way, the parts of NVML that [`crate::nvml`] calls.
+//! `nvml` (the `multi-gpu` feature) mirrors, the same way, the parts of NVML that
+//! `crate::nvml` calls.
 //! Nothing here is safe to use on its own; the rest of the crate is the safe layer.
 
 mod generated;
@@ -24,6 +25,7 @@ pub(crate) mod macros;
 
 pub use generated::*;
 
+#[cfg(feature = "multi-gpu")]
 pub mod nvml;
 
 /// The ABI manifest that `tests/abi.rs` compares with C. Not part of the API.

@@ -4,7 +4,7 @@
 //! - a function-pointer type [`pfn`]`::name`,
 //! - a slot in [`DriverTable`], filled the first time the function is asked for,
 //! - an accessor `DriverTable::name()` that returns the pointer or
-//!   [`CudaError::NotSupported`](crate::CudaError::NotSupported) naming the function and the driver version it needs,
+//!   [`CudaError::NotSupported`] naming the function and the driver version it needs,
 //! - an [`Entry`] in [`ENTRIES`], which the loader and the tests walk.
 //!
 //! Slots are resolved lazily, as cudarc does: loading the driver asks it for nothing
