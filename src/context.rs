@@ -138,6 +138,8 @@ struct Unbind<'p> {
     root: bool,
     /// The bound handle's sticky-error mark, and the enclosing binding's record.
     poisoned: &'p Cell<Option<CUresult>>,
+    /// `cuCtxPopCurrent`, resolved before the push so that the binding can end.
+    pop: crate::table::pfn::cuCtxPopCurrent,
     outer: Option<CUresult>,
     /// The enclosing binding's handle mark (see `BOUND_MARK`).
     outer_mark: *const Cell<Option<CUresult>>,
@@ -160,7 +162,7 @@ impl Unbind<'_> {
     /// stack is restored as far as it can be — down to what was current before the
     /// binding — and the change is reported.
     fn pop(&self) -> Result<(), CudaError> {
-        let pop = self.driver.table().cuCtxPopCurrent()?;
+        let pop = self.pop;
         let mut popped = CUcontext::NULL;
         // SAFETY: a valid out-pointer; this binding pushed a context.
         check(unsafe { pop(&mut popped) })?;
@@ -223,6 +225,8 @@ pub(crate) fn bind_raw<R>(
             return Err(CudaError::ContextAlreadyBound);
         }
     }
+    // Resolved first: a binding that could not pop would leave the thread stuck.
+    let pop = driver.table().cuCtxPopCurrent()?;
     // SAFETY: `raw` is a live context of `driver` (its owner is borrowed for the
     // binding; the callers check it belongs to `driver`).
     let pushed = unsafe { driver.table().cuCtxPushCurrent()?(raw) };
@@ -242,6 +246,7 @@ pub(crate) fn bind_raw<R>(
         raw,
         root,
         poisoned,
+        pop,
         outer: STICKY.with(|s| s.replace(None)),
         outer_mark: BOUND_MARK.with(|m| m.replace(poisoned)),
     };
@@ -331,6 +336,8 @@ impl Context {
         refuse_in_host_callback()?;
         let driver = device.driver();
         let t = driver.table();
+        // Resolved first: the new context is left current and must be popped.
+        let pop = t.cuCtxPopCurrent()?;
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the flags are the typed set the driver defines.
         check(unsafe { t.cuCtxCreate_v3020()?(&mut raw, flags.bits(), device.raw()) })?;
@@ -344,7 +351,7 @@ impl Context {
         // cuCtxCreate made it current: restore the previous context.
         let mut popped = CUcontext::NULL;
         // SAFETY: a valid out-pointer; the context just pushed is popped.
-        check(unsafe { t.cuCtxPopCurrent()?(&mut popped) })?;
+        check(unsafe { pop(&mut popped) })?;
         Ok(ctx)
     }
 

@@ -12,6 +12,12 @@
 //!   the 535 driver, asked for a newer version, silently hands back its own older ABI.
 //! - Only the library, its resolver and `cuDriverGetVersion` are required. Any other
 //!   function may be missing; calling it is [`CudaError::NotSupported`].
+//! - Resolution is lazy: each function is asked for on its first use
+//!   ([`crate::table`]). A lookup that fails (rather than answering "absent") is the
+//!   driver's error, [`CudaError::Driver`], and is asked again on the next use. A
+//!   binding resolves `cuCtxPopCurrent` before its push, so that it can always end;
+//!   a destroy or free function whose first lookup, in a `Drop`, fails leaks its
+//!   object with a warning, as an absent function does.
 //! - The per-thread default stream ([`DriverOptions::per_thread_default_stream`]) asks
 //!   the driver for its `_ptsz`/`_ptds` variants.
 //!
@@ -263,7 +269,10 @@ impl Driver {
     /// # Safety
     /// `get_proc_address` must behave as `cuGetProcAddress_v2` does: for a
     /// NUL-terminated name and a version, return null or a function with that
-    /// version's C signature, valid for as long as the returned `Driver` lives.
+    /// version's C signature, valid for as long as the returned `Driver` lives. The
+    /// table is resolved on first use, so `get_proc_address` itself is called for as
+    /// long as the `Driver` lives, from any thread, concurrently (the `Driver` is
+    /// `Send + Sync`), and must give the same answer for the same question each time.
     pub unsafe fn from_proc_address(
         get_proc_address: pfn::cuGetProcAddress,
         options: &DriverOptions,
@@ -403,13 +412,17 @@ fn lookup_entry<E>(
     }
 }
 
-/// A `cuGetProcAddress` answer: the function, null where the driver has none
-/// (`CUDA_ERROR_NOT_FOUND`, or success with a null pointer), or the code of a call that
-/// failed — not an answer about the symbol, so no slot keeps it.
+/// A `cuGetProcAddress` answer: the function; null where the driver has none
+/// (success with a null pointer, or one of the answers that are fixed for fixed
+/// arguments: `NOT_FOUND`, `NOT_SUPPORTED`, `INVALID_VALUE`); or the code of a call
+/// that failed (out of memory, not initialised, ...) — not an answer about the symbol,
+/// so no slot keeps it and the next use asks again.
 fn found(r: CUresult, p: *mut c_void) -> Result<*mut c_void, CUresult> {
     match r {
         CUresult::CUDA_SUCCESS => Ok(p),
-        CUresult::CUDA_ERROR_NOT_FOUND => Ok(core::ptr::null_mut()),
+        CUresult::CUDA_ERROR_NOT_FOUND
+        | CUresult::CUDA_ERROR_NOT_SUPPORTED
+        | CUresult::CUDA_ERROR_INVALID_VALUE => Ok(core::ptr::null_mut()),
         failed => Err(failed),
     }
 }

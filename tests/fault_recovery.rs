@@ -310,3 +310,32 @@ fn an_injected_sticky_code_marks_the_context_too() {
     drop((ctx, ctx2));
     no_leaks();
 }
+
+/// The table is resolved on first use, and a lookup may fail: a binding resolves
+/// `cuCtxPopCurrent` before it pushes, so a failed lookup refuses the binding and
+/// leaves nothing current — the thread can bind again.
+#[test]
+fn a_failed_lookup_of_the_pop_refuses_the_binding_before_the_push() {
+    let (_d, _g) = driver();
+    // A driver of its own, so that its table has not been asked anything yet.
+    let options = oxicuda_driver::DriverOptions::software();
+    let d: &'static oxicuda_driver::Driver =
+        Box::leak(Box::new(oxicuda_driver::Driver::load(&options).unwrap()));
+    d.init().unwrap();
+    let primary = PrimaryContext::retain(&d.device(0).unwrap()).unwrap();
+    // What a binding asks for before its pop: resolved now.
+    d.table().cuCtxGetCurrent().unwrap();
+    d.table().cuCtxPushCurrent().unwrap();
+    softcuda::control::inject_fault("cuGetProcAddress", 1, OOM.code().unwrap().0 as _);
+    let refused = primary.bind(|_| ());
+    softcuda::control::clear_faults();
+    assert_eq!(refused.unwrap_err(), OOM);
+    let mut current = oxicuda_driver::sys::CUcontext::NULL;
+    // SAFETY: a valid out-pointer.
+    let r = unsafe { d.table().cuCtxGetCurrent().unwrap()(&mut current) };
+    assert_eq!(
+        (r, current),
+        (CUresult::CUDA_SUCCESS, oxicuda_driver::sys::CUcontext::NULL)
+    );
+    primary.bind(|cur| cur.synchronize()).unwrap().unwrap();
+}

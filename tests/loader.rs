@@ -130,12 +130,29 @@ fn the_table_is_resolved_on_first_use_and_a_failed_lookup_is_not_kept() {
     // An absent function is kept absent too: asked once.
     assert!(d.table().cuMemFree().is_err() && d.table().cuMemFree().is_err());
     assert_eq!(names().iter().filter(|n| *n == "cuMemFree").count(), 1);
+    // So is one the driver answers NOT_SUPPORTED for: an answer fixed for fixed
+    // arguments, not a failed call.
+    LOOKUP_FAILS.set(Some(CUresult::CUDA_ERROR_NOT_SUPPORTED));
+    let err = d.table().cuMemAlloc().map(|_| ()).unwrap_err();
+    LOOKUP_FAILS.set(None);
+    assert!(
+        matches!(
+            err,
+            CudaError::NotSupported {
+                function: "cuMemAlloc",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(d.table().cuMemAlloc().is_err());
+    assert_eq!(names().iter().filter(|n| *n == "cuMemAlloc").count(), 1);
     // The Debug form counts without asking (the version function, kept at load,
-    // cuInit and cuMemFree).
+    // cuInit, cuMemFree and cuMemAlloc).
     assert_eq!(
         format!("{:?}", d.table()),
         format!(
-            "DriverTable {{ 2 resolved of 3 asked for, {} lines }}",
+            "DriverTable {{ 2 resolved of 4 asked for, {} lines }}",
             ENTRIES.len()
         )
     );

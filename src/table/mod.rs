@@ -149,15 +149,16 @@ impl DriverTable {
     /// Keeps `p` in slot `i`: a function the loader already has (the same contract as
     /// the lookup's, for that slot's entry).
     pub(crate) fn keep(&self, i: usize, p: *mut c_void) {
-        self.slots[i].store(known(p), Ordering::Relaxed);
+        self.slots[i].store(known(p), Ordering::Release);
     }
 
     /// Slot `i`'s pointer, asking the driver the first time.
     #[inline(always)]
     fn slot(&self, i: usize) -> Result<*mut c_void, CudaError> {
-        // Relaxed: a pointer into code the library mapped before the table existed;
-        // every thread that stores one stores the same value.
-        let p = self.slots[i].load(Ordering::Relaxed);
+        // Acquire, paired with the Release of the thread that filled the slot: what
+        // the lookup set up for the function (an interposer's trampoline, an
+        // in-process driver's state) is visible to the caller. On x86-64 a plain load.
+        let p = self.slots[i].load(Ordering::Acquire);
         if p.addr() > ABSENT {
             return Ok(p);
         }
@@ -175,14 +176,19 @@ impl DriverTable {
     #[inline(never)]
     fn fill(&self, i: usize) -> Result<*mut c_void, Option<crate::sys::CUresult>> {
         let slot = &self.slots[i];
-        let mut p = slot.load(Ordering::Relaxed);
+        let mut p = slot.load(Ordering::Acquire);
         if p.addr() == UNASKED {
             let found = self
                 .lookup
                 .as_ref()
                 .map_or(Ok(core::ptr::null_mut()), |l| l(&ENTRIES[i]));
-            p = known(found.map_err(Some)?);
-            slot.store(p, Ordering::Relaxed);
+            let mine = known(found.map_err(Some)?);
+            // The first answer stays: two threads asking at once use the same one.
+            let unasked = core::ptr::without_provenance_mut(UNASKED);
+            p = match slot.compare_exchange(unasked, mine, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => mine,
+                Err(first) => first,
+            };
         }
         if p.addr() > ABSENT { Ok(p) } else { Err(None) }
     }
@@ -206,8 +212,9 @@ fn known(p: *mut c_void) -> *mut c_void {
     }
 }
 
-/// The error of slot `i`: the failed lookup's code, or the function and the driver
-/// version it needs. Out of line, off the hot path.
+/// The error of slot `i`: the failed lookup's code (as the driver's error: a sticky
+/// one marks the bound context, as any driver call's would), or the function and the
+/// driver version it needs. Out of line, off the hot path.
 #[cold]
 #[inline(never)]
 fn unavailable(i: usize, code: Option<crate::sys::CUresult>) -> CudaError {
