@@ -10,6 +10,9 @@
 //!   resolves what it calls through `cuGetProcAddress_v2` on first use; cudarc 0.19 (`dynamic-loading`) `dlopen`s
 //!   `libcuda.so` (the fixture's folder on `LD_LIBRARY_PATH`) and resolves each
 //!   function lazily, by `dlsym`, on its first call — here the one function called;
+//! - `init_vs_cudarc` alternating pairs: the same first call, ours and cudarc in turn,
+//!   `INIT_PAIRS` times each (default 60): the medians and their ratio, the figure the
+//!   report's target row uses;
 //! - `load/dlsym_one_symbol`: what each later first call costs cudarc (one `dlsym`).
 //!   `cuInit` itself fails on the fixture without a GPU, so neither side calls it.
 //!
@@ -68,6 +71,59 @@ fn child(which: &str, path: &std::path::Path) {
     println!("{ns}");
 }
 
+/// Runs a child process (`child`) and returns the time it printed.
+fn child_ns(which: &str, dir: &std::path::Path) -> u64 {
+    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
+        .arg("--bench")
+        .env("INIT_CHILD", which)
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .expect("the child runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.trim().parse().ok())
+        .expect("the child prints its time")
+}
+
+/// `INIT_PAIRS` (default 60; 0 skips) fresh processes of each binding, alternating
+/// ours and cudarc, so that both see the same machine at the same moments (criterion
+/// runs one benchmark after the other, and this machine's load drifts between them).
+/// Prints the medians and writes them to `<target>/bench-init-pairs.txt` for
+/// `scripts/bench_report.py`.
+fn alternating_pairs(dir: &std::path::Path) {
+    let n: usize = std::env::var("INIT_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    if n == 0 {
+        return;
+    }
+    let (mut ours, mut cudarc) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        ours.push(child_ns("ours", dir));
+        cudarc.push(child_ns("cudarc", dir));
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let (o, c) = (median(&mut ours), median(&mut cudarc));
+    let line = format!(
+        "pairs {n}: ours {o} ns, cudarc {c} ns, ratio {:.3}\n",
+        o as f64 / c as f64
+    );
+    print!("init_vs_cudarc alternating {line}");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    std::fs::write(target.join("bench-init-pairs.txt"), line).expect("the pairs file");
+}
+
 fn benches(c: &mut Criterion) {
     let Some(path) = real_driver() else { return };
     if let Ok(which) = std::env::var("INIT_CHILD") {
@@ -80,30 +136,14 @@ fn benches(c: &mut Criterion) {
     for which in ["ours", "cudarc"] {
         g.bench_function(which, |b| {
             b.iter_custom(|iters| {
-                let mut total = std::time::Duration::ZERO;
-                for _ in 0..iters {
-                    let out = std::process::Command::new(std::env::current_exe().expect("exe"))
-                        .arg("--bench")
-                        .env("INIT_CHILD", which)
-                        .env("LD_LIBRARY_PATH", &dir)
-                        .output()
-                        .expect("the child runs");
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                    let ns: u64 = String::from_utf8_lossy(&out.stdout)
-                        .lines()
-                        .find_map(|l| l.trim().parse().ok())
-                        .expect("the child prints its time");
-                    total += std::time::Duration::from_nanos(ns);
-                }
-                total
+                (0..iters)
+                    .map(|_| std::time::Duration::from_nanos(child_ns(which, &dir)))
+                    .sum()
             })
         });
     }
     g.finish();
+    alternating_pairs(&dir);
 
     // SAFETY: the fixture is NVIDIA's libcuda.so.1 (535).
     let options = unsafe { DriverOptions::new().path(&path) };

@@ -142,16 +142,27 @@ io, ic = med.get("init_vs_cudarc/ours"), med.get("init_vs_cudarc/cudarc")
 w("A fresh process's first driver call, from nothing to `cuDriverGetVersion`'s answer,")
 w("timed inside a child process (both pay the library's first `dlopen`; the clock stops")
 w("at the answer). Both resolve lazily: ours asks `cuGetProcAddress_v2` for a function")
-w("on its first use, cudarc `dlsym`s it on its first call, so each figure holds one")
-w("lookup and each later first call adds one (cudarc: `dlsym_one_symbol`; ours: about")
-w("`resolve_table` / 459). `cuInit` fails on the fixture without a GPU, so neither")
-w("calls it.")
+w("on its first use (it keeps the `cuDriverGetVersion` its loader looked up), cudarc")
+w("`dlsym`s it on its first call; each later first call adds one lookup (cudarc:")
+w("`dlsym_one_symbol`; ours: about `resolve_table` / 459). `cuInit` fails on the")
+w("fixture without a GPU, so neither calls it. Criterion runs ours, then cudarc; the")
+w("alternating pairs run them in turn, so that both see the same machine, and are the")
+w("figure the target is judged on.")
 w("")
 w("| benchmark | median |")
 w("|---|---|")
 w(f"| first call, fresh process: ours | {ns(io)} |")
 w(f"| first call, fresh process: cudarc | {ns(ic)} |")
 w(f"| ratio ours/cudarc | {ratio(io, ic)} |")
+pairs = target / "bench-init-pairs.txt"
+pm = re.search(r"pairs (\d+): ours (\d+) ns, cudarc (\d+) ns, ratio ([\d.]+)",
+               pairs.read_text()) if pairs.exists() else None
+if pm:
+    po, pc = float(pm.group(2)), float(pm.group(3))
+    w(f"| alternating pairs ({pm.group(1)} of each, one after the other): ours | {ns(po)} |")
+    w(f"| alternating pairs: cudarc | {ns(pc)} |")
+    w(f"| alternating pairs: ratio ours/cudarc | {po / pc:.2f} |")
+    io, ic = po, pc  # the side-by-side figure is the one the target is judged on
 for k, label in [
     ("load/resolve_table", "ours: resolve all 459 lines (library already open)"),
     ("load/dlopen_and_resolve", "ours: `Driver::load` of an already-open library"),
