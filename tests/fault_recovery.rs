@@ -317,10 +317,11 @@ fn an_injected_sticky_code_marks_the_context_too() {
 #[test]
 fn a_failed_lookup_of_the_pop_refuses_the_binding_before_the_push() {
     let (_d, _g) = driver();
-    // A driver of its own, so that its table has not been asked anything yet.
+    // A driver of its own, so that its table has not been asked anything yet (kept
+    // in a static: contexts borrow it for `'static`, and memcheck sees it reachable).
+    static OWN: std::sync::OnceLock<oxicuda_driver::Driver> = std::sync::OnceLock::new();
     let options = oxicuda_driver::DriverOptions::software();
-    let d: &'static oxicuda_driver::Driver =
-        Box::leak(Box::new(oxicuda_driver::Driver::load(&options).unwrap()));
+    let d = OWN.get_or_init(|| oxicuda_driver::Driver::load(&options).unwrap());
     d.init().unwrap();
     let primary = PrimaryContext::retain(&d.device(0).unwrap()).unwrap();
     // What a binding asks for before its pop: resolved now.
