@@ -212,7 +212,7 @@ pub(crate) fn bind_raw<R>(
     poisoned: &Cell<Option<CUresult>>,
     f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
 ) -> Result<R, CudaError> {
-    refuse_in_host_callback()?;
+    crate::activity::refuse_in_host_callback()?;
     if let Some(code) = poisoned.get() {
         return Err(CudaError::ContextPoisoned { code });
     }
@@ -278,16 +278,6 @@ pub(crate) fn same_driver(
     }
 }
 
-/// [`CudaError::InHostCallback`] on a driver thread running a host callback: CUDA
-/// forbids driver calls there (a binding that synchronises its own stream hangs).
-pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
-    if crate::stream::in_host_callback() {
-        Err(CudaError::InHostCallback)
-    } else {
-        Ok(())
-    }
-}
-
 /// A root binding of this crate held for a multi-context binding (`peer`):
 /// claimed only on a thread with no binding and no current context, released when
 /// dropped (also on unwind).
@@ -333,7 +323,7 @@ unsafe impl Send for Context {}
 impl Context {
     /// Creates a context on `device` with `flags`. It is not left current: bind it.
     pub fn new(device: &Device, flags: CUctx_flags) -> Result<Context, CudaError> {
-        refuse_in_host_callback()?;
+        crate::activity::refuse_in_host_callback()?;
         let driver = device.driver();
         let t = driver.table();
         // Resolved first: the new context is left current and must be popped.
@@ -401,7 +391,7 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
-        if crate::stream::in_host_callback() {
+        if crate::activity::in_host_callback() {
             // Destroying a context waits for its streams — one of which is running
             // this callback: a hang. A leaked context is the lesser harm.
             tracing::error!(ctx = ?self.raw, "a Context dropped inside a host callback is leaked, not destroyed (CUDA forbids driver calls there)");
@@ -450,7 +440,7 @@ unsafe impl Send for PrimaryContext {}
 impl PrimaryContext {
     /// Retains `device`'s primary context (creating it if nobody retains it).
     pub fn retain(device: &Device) -> Result<PrimaryContext, CudaError> {
-        refuse_in_host_callback()?;
+        crate::activity::refuse_in_host_callback()?;
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
         check(unsafe {
@@ -552,7 +542,7 @@ impl PrimaryContext {
 
 impl Drop for PrimaryContext {
     fn drop(&mut self) {
-        if crate::stream::in_host_callback() {
+        if crate::activity::in_host_callback() {
             // The last release destroys the context, which waits for its streams: as
             // for `Context`, a leaked retain rather than a hang.
             tracing::error!(

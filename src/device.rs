@@ -29,21 +29,11 @@ impl PartialEq for Device {
 impl Eq for Device {}
 
 impl Driver {
-    /// The table for a device query — refused inside a host callback
-    /// ([`CudaError::InHostCallback`]): CUDA forbids driver calls there, and a query
-    /// that needs a lock the driver holds while it runs the callback would hang.
-    fn queries(&self) -> Result<&crate::DriverTable, CudaError> {
-        if crate::stream::in_host_callback() {
-            return Err(CudaError::InHostCallback);
-        }
-        Ok(self.table())
-    }
-
     /// How many devices the driver sees.
     pub fn device_count(&self) -> Result<usize, CudaError> {
         let mut n: c_int = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.queries()?.cuDeviceGetCount()?(&mut n) })?;
+        check(unsafe { self.table().cuDeviceGetCount()?(&mut n) })?;
         Ok(n.max(0) as usize)
     }
 
@@ -53,7 +43,7 @@ impl Driver {
             .map_err(|_| CudaError::Driver(crate::sys::CUresult::CUDA_ERROR_INVALID_DEVICE))?;
         let mut raw: CUdevice = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.queries()?.cuDeviceGet()?(&mut raw, ordinal) })?;
+        check(unsafe { self.table().cuDeviceGet()?(&mut raw, ordinal) })?;
         Ok(Device { driver: self, raw })
     }
 
@@ -194,7 +184,7 @@ impl Device {
         let mut v: c_int = 0;
         // SAFETY: a valid out-pointer; any attribute value is accepted by the driver
         // (unknown ones are an error, not undefined behaviour).
-        check(unsafe { self.driver.queries()?.cuDeviceGetAttribute()?(&mut v, attr, self.raw) })?;
+        check(unsafe { self.driver.table().cuDeviceGetAttribute()?(&mut v, attr, self.raw) })?;
         Ok(v)
     }
 
@@ -211,7 +201,7 @@ impl Device {
         let mut buf = [0 as c_char; 256];
         // SAFETY: the buffer's length is passed; the driver writes within it.
         check(unsafe {
-            self.driver.queries()?.cuDeviceGetName()?(
+            self.driver.table().cuDeviceGetName()?(
                 buf.as_mut_ptr(),
                 buf.len() as c_int,
                 self.raw,
@@ -223,7 +213,7 @@ impl Device {
     /// The UUID.
     pub fn uuid(&self) -> Result<[u8; 16], CudaError> {
         let mut u = CUuuid::default();
-        let t = self.driver.queries()?;
+        let t = self.driver.table();
         // SAFETY: a valid out-pointer; the 11.4 ABI where available, else 9.2.
         match t.cuDeviceGetUuid() {
             Ok(f) => check(unsafe { f(&mut u, self.raw) })?,
@@ -237,7 +227,7 @@ impl Device {
         let mut buf = [0 as c_char; 64];
         // SAFETY: the buffer's length is passed; the driver writes within it.
         check(unsafe {
-            self.driver.queries()?.cuDeviceGetPCIBusId()?(
+            self.driver.table().cuDeviceGetPCIBusId()?(
                 buf.as_mut_ptr(),
                 buf.len() as c_int,
                 self.raw,
@@ -250,7 +240,7 @@ impl Device {
     pub fn total_memory(&self) -> Result<usize, CudaError> {
         let mut bytes = 0usize;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.driver.queries()?.cuDeviceTotalMem()?(&mut bytes, self.raw) })?;
+        check(unsafe { self.driver.table().cuDeviceTotalMem()?(&mut bytes, self.raw) })?;
         Ok(bytes)
     }
 
@@ -333,7 +323,7 @@ impl Device {
         let mut can: c_int = 0;
         // SAFETY: a valid out-pointer.
         check(unsafe {
-            self.driver.queries()?.cuDeviceCanAccessPeer()?(&mut can, self.raw, peer.raw)
+            self.driver.table().cuDeviceCanAccessPeer()?(&mut can, self.raw, peer.raw)
         })?;
         Ok(can != 0)
     }

@@ -119,6 +119,12 @@ pub(crate) mod sealed {
         /// `self` or written to `scratch` — valid while both are borrowed. For
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
+        /// The one stream the memory it passes may be used on, if any (a stream-ordered
+        /// buffer's: [`crate::pool`]).
+        #[inline(always)]
+        fn stream_order(&self) -> Option<crate::sys::CUstream> {
+            None
+        }
         /// The graph object this argument names, if any.
         fn graph_ref(&self) -> Option<GraphRef> {
             None
@@ -128,6 +134,8 @@ pub(crate) mod sealed {
     pub trait Params<S> {
         /// Calls `f` with the parameter-pointer array (on the stack).
         fn with_params<R>(self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+        /// The first argument whose memory may not be used on `stream`, if any.
+        fn foreign_to(&self, stream: crate::sys::CUstream) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
     }
@@ -155,11 +163,19 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<In<T>> for &B {
         let v = self.view();
         slice(scratch, v.device_ptr(), v.len())
     }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        self.view().stream_order()
+    }
 }
 impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {}
 impl<T: DeviceCopy> sealed::ArgBytes<In<T>> for DeviceSlice<'_, T> {
     fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
         slice(scratch, self.device_ptr(), self.len())
+    }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        DeviceSlice::stream_order(self)
     }
 }
 impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {}
@@ -168,11 +184,19 @@ impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<Out<T>> for &mu
         let v = self.view_mut();
         slice(scratch, v.device_ptr(), v.len())
     }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        self.view().stream_order()
+    }
 }
 impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {}
 impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
     fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
         slice(scratch, self.device_ptr(), self.len())
+    }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        DeviceSliceMut::stream_order(self)
     }
 }
 /// A kernel-node argument of a graph for a parameter declared `P`: what [`Arg`]
@@ -240,6 +264,19 @@ pub(crate) fn graph_refs<S: Signature, A: sealed::Params<S>>(args: &A) -> Vec<se
     out
 }
 
+/// [`CudaError::WrongStream`] naming the first of `args` whose memory may not be used
+/// by a launch on `stream` (a stream-ordered buffer of another stream).
+#[inline(always)]
+pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
+    args: &A,
+    stream: crate::sys::CUstream,
+) -> Result<(), CudaError> {
+    match args.foreign_to(stream) {
+        None => Ok(()),
+        Some(i) => Err(CudaError::WrongStream { argument: Some(i) }),
+    }
+}
+
 /// Calls `f` with the parameter-pointer array of `args` (on the stack): one pointer
 /// per parameter of `S`, each to a value of its declared size.
 pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
@@ -287,6 +324,16 @@ macro_rules! signatures {
                 let mut params: [*mut c_void; count!($($P)*)] =
                     [$(sealed::ArgBytes::<$P>::param(&mut self.$i, &mut scratch[$i])),*];
                 f(&mut params)
+            }
+            #[allow(unused_variables)]
+            #[inline(always)]
+            fn foreign_to(&self, stream: crate::sys::CUstream) -> Option<usize> {
+                $(
+                    if !crate::memory::usable_on(sealed::ArgBytes::<$P>::stream_order(&self.$i), stream) {
+                        return Some($i);
+                    }
+                )*
+                None
             }
             #[allow(unused_variables)]
             fn graph_refs(&self, out: &mut Vec<sealed::GraphRef>) {
@@ -349,6 +396,7 @@ impl<S: Signature> Function<'_, S> {
         args: impl Args<S>,
     ) -> Result<(), CudaError> {
         let (g, b) = (grid.into(), block.into());
+        check_streams::<S, _>(&args, stream.raw())?;
         let launch = self.driver.table().cuLaunchKernel()?;
         with_params::<S, _, _>(args, |params| {
             let mut call = move || {

@@ -51,6 +51,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+mod activity;
 pub mod context;
 pub mod device;
 #[cfg(feature = "multi-gpu")]

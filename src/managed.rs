@@ -236,6 +236,13 @@ impl<'ctx> CurrentContext<'ctx> {
 memory::extent!(owned ManagedBuffer);
 
 impl<T: DeviceCopy> ManagedBuffer<'_, T> {
+    /// Any stream may use it (`cuMemFree` waits for all of them).
+    pub(crate) fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        None
+    }
+}
+
+impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// The elements, for the host to read and write: first waits for all work of the
     /// context, then lends them for as long as the buffer is borrowed — no launch or
     /// graph can use the buffer meanwhile (see the [module docs](self)). A failed wait

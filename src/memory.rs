@@ -107,6 +107,11 @@ pub struct DeviceSlice<'b, T: DeviceCopy> {
     driver: &'static Driver,
     ptr: CUdeviceptr,
     len: usize,
+    /// The one stream work on this memory may be queued on (a [`StreamBuffer`]'s:
+    /// see [`crate::pool`]), or `None` for memory any stream may use.
+    ///
+    /// [`StreamBuffer`]: crate::pool::StreamBuffer
+    order: Option<CUstream>,
     _b: PhantomData<(&'b [T], *const ())>,
 }
 
@@ -116,6 +121,8 @@ pub struct DeviceSliceMut<'b, T: DeviceCopy> {
     driver: &'static Driver,
     ptr: CUdeviceptr,
     len: usize,
+    /// As [`DeviceSlice`]'s.
+    order: Option<CUstream>,
     _b: PhantomData<(&'b mut [T], *const ())>,
 }
 
@@ -176,7 +183,7 @@ macro_rules! extent {
 
             /// A shared view of all of it, borrowing it.
             pub fn as_slice(&self) -> $crate::memory::DeviceSlice<'_, T> {
-                $crate::memory::shared(self.driver, self.ptr, self.len)
+                $crate::memory::shared(self.driver, self.ptr, self.len).in_order_of(self.stream_order())
             }
         }
     )*};
@@ -186,7 +193,7 @@ macro_rules! extent {
             /// An exclusive view of all of it, borrowing it: slice it, split it, pass
             /// the parts.
             pub fn as_mut_slice(&mut self) -> $crate::memory::DeviceSliceMut<'_, T> {
-                $crate::memory::exclusive(self.driver, self.ptr, self.len)
+                $crate::memory::exclusive(self.driver, self.ptr, self.len).in_order_of(self.stream_order())
             }
         }
     )*};
@@ -194,6 +201,104 @@ macro_rules! extent {
 pub(crate) use extent;
 extent!(owned DeviceBuffer);
 extent!(DeviceSlice, DeviceSliceMut);
+
+impl<T: DeviceCopy> DeviceBuffer<'_, T> {
+    /// Any stream may use it (`cuMemFree` waits for all of them).
+    pub(crate) fn stream_order(&self) -> Option<CUstream> {
+        None
+    }
+}
+
+/// The order a view's work must be queued in, and the views tied to one.
+macro_rules! ordered_views {
+    ($($ty:ident),*) => {$(
+        impl<T: DeviceCopy> $ty<'_, T> {
+            /// The one stream work on this memory may be queued on, if any.
+            pub(crate) fn stream_order(&self) -> Option<CUstream> {
+                self.order
+            }
+
+            /// The same view, tied to `order` (a stream-ordered buffer's stream).
+            pub(crate) fn in_order_of(self, order: Option<CUstream>) -> Self {
+                Self { order, ..self }
+            }
+        }
+    )*};
+}
+ordered_views!(DeviceSlice, DeviceSliceMut);
+
+/// Runs `op`, one of the synchronous operations (on the default stream), on memory
+/// of stream order `order`. Memory of no stream: `op` alone. A stream-ordered
+/// buffer's: after the work queued on its stream so far (so a read sees what the
+/// stream's kernels wrote), and finished before returning (the default stream waited
+/// for: a device-to-device copy or memset, which the driver would otherwise leave
+/// queued there, and a pageable copy's last DMA, never outlive the call — so the
+/// buffer's free, queued on its own stream, comes after them).
+#[inline(always)]
+fn in_stream_order(
+    driver: &'static Driver,
+    order: Option<CUstream>,
+    op: impl FnOnce() -> Result<(), CudaError>,
+) -> Result<(), CudaError> {
+    match order {
+        None => op(),
+        Some(stream) => ordered_op(driver, stream, op),
+    }
+}
+
+#[inline(never)]
+fn ordered_op(
+    driver: &'static Driver,
+    stream: CUstream,
+    op: impl FnOnce() -> Result<(), CudaError>,
+) -> Result<(), CudaError> {
+    let sync = driver.table().cuStreamSynchronize()?;
+    // SAFETY: a stream-ordered buffer's stream, which the buffer borrows: alive.
+    check(unsafe { sync(stream) })?;
+    let done = op();
+    // Whatever `op` answered, it may have queued work: wait for the default stream
+    // (NULL: the legacy or this thread's, as the driver was loaded). A wait that
+    // fails for a reason other than a dead context aborts (`settled_or_abort`).
+    // SAFETY: the default stream of the current context.
+    crate::stream::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
+        sync(CUstream::NULL)
+    })?;
+    done
+}
+
+/// Whether memory of stream order `order` may be used by work queued on `stream`:
+/// memory of no stream by any; a stream-ordered buffer's only by its own stream's.
+#[inline(always)]
+pub(crate) fn usable_on(order: Option<CUstream>, stream: CUstream) -> bool {
+    match order {
+        None => true,
+        Some(own) => own == stream,
+    }
+}
+
+/// [`CudaError::WrongStream`] unless memory of stream order `order` may be used on
+/// `stream` ([`usable_on`]); `argument` names the launch argument, if it is one.
+pub(crate) fn check_stream(
+    order: Option<CUstream>,
+    stream: CUstream,
+    argument: Option<usize>,
+) -> Result<(), CudaError> {
+    if usable_on(order, stream) {
+        Ok(())
+    } else {
+        Err(CudaError::WrongStream { argument })
+    }
+}
+
+/// The stream two views' work must be queued on: the one of either that has one (both
+/// must agree), or `None` when neither has.
+fn common_order(a: Option<CUstream>, b: Option<CUstream>) -> Result<Option<CUstream>, CudaError> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Err(CudaError::WrongStream { argument: None }),
+        (Some(x), _) | (_, Some(x)) => Ok(Some(x)),
+        (None, None) => Ok(None),
+    }
+}
 
 // Written out rather than generated: the compiler quotes these impls to users whose
 // arguments have the wrong element type.
@@ -235,6 +340,7 @@ pub(crate) fn shared<'x, T: DeviceCopy>(
         driver,
         ptr,
         len,
+        order: None,
         _b: PhantomData,
     }
 }
@@ -249,6 +355,7 @@ pub(crate) fn exclusive<'x, T: DeviceCopy>(
         driver,
         ptr,
         len,
+        order: None,
         _b: PhantomData,
     }
 }
@@ -442,9 +549,12 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
     /// `dst` must be valid for writes of `len` elements.
     #[inline]
     unsafe fn copy_to(&self, dst: *mut T) -> Result<(), CudaError> {
-        // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes valid.
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoH()?(dst.cast(), self.ptr, bytes::<T>(self.len)?)
+        in_stream_order(self.driver, self.order, || {
+            // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes
+            // valid.
+            check(unsafe {
+                self.driver.table().cuMemcpyDtoH()?(dst.cast(), self.ptr, bytes::<T>(self.len)?)
+            })
         })
     }
 }
@@ -453,7 +563,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     /// A shorter-lived exclusive view of the same elements (to pass to a launch and
     /// keep this one).
     pub fn reborrow(&mut self) -> DeviceSliceMut<'_, T> {
-        exclusive(self.driver, self.ptr, self.len)
+        exclusive(self.driver, self.ptr, self.len).in_order_of(self.order)
     }
 
     /// The elements in `range`, or [`CudaError::OutOfRange`].
@@ -491,13 +601,15 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         same_len(self.len, src.len())?;
-        // SAFETY: both ranges hold `len` elements; the copy is synchronous.
-        check(unsafe {
-            self.driver.table().cuMemcpyHtoD()?(
-                self.ptr,
-                src.as_ptr().cast(),
-                bytes::<T>(self.len)?,
-            )
+        in_stream_order(self.driver, self.order, || {
+            // SAFETY: both ranges hold `len` elements; the copy is synchronous.
+            check(unsafe {
+                self.driver.table().cuMemcpyHtoD()?(
+                    self.ptr,
+                    src.as_ptr().cast(),
+                    bytes::<T>(self.len)?,
+                )
+            })
         })
     }
 
@@ -518,10 +630,12 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
         let src = src.view();
         same_len(self.len, src.len)?;
-        // SAFETY: two live ranges of `len` elements (the source borrowed, so it is not
-        // this one).
-        check(unsafe {
-            self.driver.table().cuMemcpyDtoD()?(self.ptr, src.ptr, bytes::<T>(self.len)?)
+        in_stream_order(self.driver, common_order(self.order, src.order)?, || {
+            // SAFETY: two live ranges of `len` elements (the source borrowed, so it is
+            // not this one).
+            check(unsafe {
+                self.driver.table().cuMemcpyDtoD()?(self.ptr, src.ptr, bytes::<T>(self.len)?)
+            })
         })
     }
 
@@ -539,14 +653,25 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     where
         T: MemsetValue,
     {
+        match stream {
+            Some(s) => check_stream(self.order, s, None)?,
+            None => {
+                // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this
+                // view's.
+                let set = || unsafe { memset(self.driver, self.ptr, self.len, value, None) };
+                return in_stream_order(self.driver, self.order, set);
+            }
+        }
         // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this view's.
         unsafe { memset(self.driver, self.ptr, self.len, value, stream) }
     }
 
     /// Sets every byte to zero (queued like [`copy_from`](Self::copy_from)).
     pub fn zero(&mut self) -> Result<(), CudaError> {
-        // SAFETY: the view's bytes.
-        check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })
+        in_stream_order(self.driver, self.order, || {
+            // SAFETY: the view's bytes.
+            check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })
+        })
     }
 }
 

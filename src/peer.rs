@@ -45,7 +45,7 @@
 //! Peer copies ([`PeerBuffer::copy_from_peer`], `cuMemcpyPeer`) need no peer access:
 //! the driver stages them when the devices cannot reach each other.
 
-use crate::context::{CurrentContext, RootClaim, bind_raw, refuse_in_host_callback, same_driver};
+use crate::context::{CurrentContext, RootClaim, bind_raw, same_driver};
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
@@ -188,7 +188,7 @@ impl PeerGroup<'_> {
         members: impl IntoIterator<Item = impl Into<PeerMember<'c>>>,
         f: impl for<'g> FnOnce(&'g PeerGroup<'g>) -> R,
     ) -> Result<R, CudaError> {
-        refuse_in_host_callback()?;
+        crate::activity::refuse_in_host_callback()?;
         let members: Vec<(&'static Driver, CUcontext, &'c Cell<Option<CUresult>>)> = members
             .into_iter()
             .map(|m| match m.into() {

@@ -3,9 +3,12 @@
 //! trim and peer access; and allocations ordered on a stream ([`StreamBuffer`], from
 //! [`Stream::alloc_async`] or [`Stream::alloc_from_pool`]), freed in the same order.
 //!
-//! A [`StreamBuffer`] is usable by the work queued on its stream after the allocation;
-//! [`StreamBuffer::free_async`] consumes it (CF22: nothing can use it after its
-//! asynchronous free), and dropping it frees it the same way.
+//! A [`StreamBuffer`] is usable by the work queued on its stream after the allocation
+//! — on that stream only: work queued with it on any other stream is refused
+//! ([`CudaError::WrongStream`]), because its free is ordered after its own stream's
+//! work alone (see [`StreamBuffer`]). [`StreamBuffer::free_async`] consumes it (CF22:
+//! nothing can use it after its asynchronous free), and dropping it frees it the same
+//! way.
 //!
 //! ```compile_fail
 //! # fn f(s: &oxicuda_driver::stream::Stream<'_>) -> Result<(), oxicuda_driver::CudaError> {
@@ -363,10 +366,21 @@ impl Drop for MemoryPool<'_> {
 /// access undefined, and softcuda reports it as the sticky
 /// `CUDA_ERROR_ILLEGAL_ADDRESS` (the context is lost), so tests catch it.
 ///
-/// Use on another stream must be ordered by you (events: [`Stream::wait`]), as for
-/// any device memory used by two streams: the crate orders nothing between streams,
-/// and an unordered use before the allocation or after the free is a device-side
-/// race (the driver may fault), not a host-memory one.
+/// **Its own stream only.** Its free is ordered after its stream's work and nothing
+/// else's, so the crate lets no other stream's work hold its address: a launch
+/// ([`Function::launch`](crate::module::Function::launch), `launch_with`), a memset
+/// ([`Stream::fill`]) or a scope's copy queued on another stream with the buffer, a
+/// view of it, a part of a view or a tensor map of it is refused with
+/// [`CudaError::WrongStream`] (naming the launch argument). Otherwise a kernel queued
+/// on a busy second stream would still write the memory after the free had handed it
+/// to the next allocation — a buffer safe code owns. The synchronous operations on its
+/// views (`to_vec`, `copy_to_host`, `copy_from_host`, `copy_from`, `fill`, `zero`) run
+/// in its stream's order: after the stream's earlier work (a read sees what the
+/// stream's kernels wrote) and finished before they return. A graph may use it (a
+/// graph borrows what it uses for its whole life and runs only inside a scope that
+/// waits for it, so the free cannot come first); ordering such a graph after the
+/// allocation, when it runs on another stream, is yours (an event). To share data
+/// with other streams, copy it into a [`DeviceBuffer`](crate::memory::DeviceBuffer).
 ///
 /// A stream a `StreamBuffer` borrows cannot be captured: capture needs the stream
 /// borrowed mutably ([`Stream::capture`]), so the borrow rules refuse it while the
@@ -456,6 +470,11 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
     /// The stream it was allocated on (and will be freed on).
     pub fn stream(&self) -> CUstream {
         self.stream
+    }
+
+    /// Its views are usable on its own stream only (the module's rule).
+    pub(crate) fn stream_order(&self) -> Option<CUstream> {
+        Some(self.stream)
     }
 
     /// Frees the memory in its stream's order (the buffer is consumed: CF22). If the

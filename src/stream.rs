@@ -18,7 +18,6 @@ use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUdeviceptr, CUresult, CUstream, CUstream_flags,
     CUstreamCaptureStatus,
 };
-use core::cell::Cell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -199,32 +198,6 @@ type HostFn = Box<dyn FnOnce() + Send>;
 
 static HOST_CALLBACK_PANICS: AtomicUsize = AtomicUsize::new(0);
 
-thread_local! {
-    /// Whether this thread is running a host callback (a driver thread).
-    static IN_HOST_CALLBACK: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether this thread is running a host callback now: CUDA forbids driver calls
-/// there, so no binding is made ([`CudaError::InHostCallback`]).
-pub(crate) fn in_host_callback() -> bool {
-    IN_HOST_CALLBACK.with(Cell::get)
-}
-
-/// Marks the thread as running a host callback until dropped (also on unwind).
-struct InCallback(bool);
-
-impl InCallback {
-    fn enter() -> InCallback {
-        InCallback(IN_HOST_CALLBACK.with(|c| c.replace(true)))
-    }
-}
-
-impl Drop for InCallback {
-    fn drop(&mut self) {
-        IN_HOST_CALLBACK.with(|c| c.set(self.0));
-    }
-}
-
 /// How many host callbacks have panicked (each panic was caught and logged).
 pub fn host_callback_panics() -> usize {
     HOST_CALLBACK_PANICS.load(Ordering::Relaxed)
@@ -251,7 +224,7 @@ unsafe extern "C" fn host_fn_trampoline(_stream: CUstream, status: CUresult, dat
 /// as inside a host callback, and with any panic caught, counted and logged — a panic
 /// never unwinds into the driver.
 pub(crate) fn run_host_code(f: impl FnOnce()) {
-    let _marked = InCallback::enter();
+    let _marked = crate::activity::InCallback::enter();
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     if let Err(payload) = ran {
         HOST_CALLBACK_PANICS.fetch_add(1, Ordering::Relaxed);
@@ -399,6 +372,7 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &'env [T],
     ) -> Result<(), CudaError> {
         let dst = dst.view_mut();
+        crate::memory::check_stream(dst.stream_order(), self.stream, None)?;
         // SAFETY: the view's elements; the host side stays borrowed until the scope
         // has synchronised the stream (device memory is not Rust memory: it is borrowed
         // only for the call, and stream order keeps its uses in sequence).
@@ -412,6 +386,7 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
         let src = src.view();
+        crate::memory::check_stream(src.stream_order(), self.stream, None)?;
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }
     }

@@ -232,17 +232,17 @@ mod memory_sealed {
     use crate::sys::CUdeviceptr;
 
     pub trait Sealed {
-        /// (driver, address, bytes) of the memory.
-        fn extent(&self) -> (&'static Driver, CUdeviceptr, u64);
+        /// (driver, address, bytes, the one stream it may be used on) of the memory.
+        fn extent(&self) -> (&'static Driver, CUdeviceptr, u64, Option<crate::sys::CUstream>);
     }
 }
 
 macro_rules! tensor_memory {
     ($($ty:ty => $access:ty),*) => {$(
         impl<'buf, T: DeviceCopy> memory_sealed::Sealed for $ty {
-            fn extent(&self) -> (&'static Driver, CUdeviceptr, u64) {
+            fn extent(&self) -> (&'static Driver, CUdeviceptr, u64, Option<crate::sys::CUstream>) {
                 let bytes = (self.len() as u64).saturating_mul(size_of::<T>() as u64);
-                (self.driver(), self.device_ptr(), bytes)
+                (self.driver(), self.device_ptr(), bytes, self.stream_order())
             }
         }
         impl<'buf, T: DeviceCopy> TensorMemory<'buf> for $ty {
@@ -263,6 +263,9 @@ tensor_memory!(
 pub struct TensorMap<'buf, A: Access, L: TensorLayout> {
     raw: CUtensorMap,
     driver: &'static Driver,
+    /// The one stream a launch with the map may be queued on (its memory's, if it is a
+    /// stream-ordered buffer's).
+    order: Option<crate::sys::CUstream>,
     layout: Layout,
     _buf: Tied<'buf, A, L>,
 }
@@ -331,6 +334,7 @@ pub struct TensorMapBuilder<'buf, A: Access, L: TensorLayout> {
     driver: &'static Driver,
     address: CUdeviceptr,
     bytes: u64,
+    order: Option<crate::sys::CUstream>,
     layout: Layout,
     corners: Corners,
     _buf: Tied<'buf, A, L>,
@@ -398,7 +402,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMap<'buf, A, L> {
         &mut self,
         memory: M,
     ) -> Result<(), CudaError> {
-        let (driver, address, bytes) = memory_sealed::Sealed::extent(&memory);
+        let (driver, address, bytes, order) = memory_sealed::Sealed::extent(&memory);
         if !core::ptr::eq(driver, self.driver) {
             return Err(CudaError::ForeignDriver);
         }
@@ -410,6 +414,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMap<'buf, A, L> {
             self.driver.table().cuTensorMapReplaceAddress()?(&mut raw, address as *mut c_void)
         })?;
         self.raw = raw;
+        self.order = order;
         Ok(())
     }
 }
@@ -421,11 +426,12 @@ impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
         strides: &[u64],
         corners: Corners,
     ) -> Self {
-        let (driver, address, bytes) = memory_sealed::Sealed::extent(&memory);
+        let (driver, address, bytes, order) = memory_sealed::Sealed::extent(&memory);
         Self {
             driver,
             address,
             bytes,
+            order,
             layout: Layout {
                 dtype: L::DATA_TYPE,
                 dims: dims.to_vec(),
@@ -601,6 +607,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
         Ok(TensorMap {
             raw,
             driver: self.driver,
+            order: self.order,
             layout: self.layout,
             _buf: PhantomData,
         })
@@ -1121,11 +1128,17 @@ impl<A: Access, L: TensorLayout> sealed::ArgBytes<TensorMapIn<L>> for &TensorMap
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        self.order
+    }
 }
 impl<L: TensorLayout> crate::launch::Arg<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {}
 impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
+    }
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        self.order
     }
 }
 impl<A: Access, L: TensorLayout> GraphArg<TensorMapIn<L>> for &TensorMap<'_, A, L> {}

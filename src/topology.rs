@@ -124,9 +124,6 @@ impl Topology {
         }
         let get = driver.table().cuDeviceGetP2PAttribute()?;
         let attr = |a: P, src: &crate::Device, dst: &crate::Device| -> Result<i32, CudaError> {
-            if crate::stream::in_host_callback() {
-                return Err(CudaError::InHostCallback);
-            }
             let mut v: c_int = 0;
             // SAFETY: a valid out-pointer; the devices are the driver's own.
             check(unsafe { get(&mut v, a, src.raw(), dst.raw()) })?;

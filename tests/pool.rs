@@ -10,6 +10,7 @@ use common::{ON_GPU, on_device0, second_device};
 
 use oxicuda_driver::CudaError;
 use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::launch_config::LaunchConfig;
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::pool::{Access, ReusePolicy};
 use oxicuda_driver::sys::{CUresult, CUstream_flags};
@@ -163,5 +164,90 @@ fn bad_requests_are_typed_errors() {
         drop(fits);
         stream.synchronize()?;
         Ok(())
+    });
+}
+
+/// The pool's rule (`src/pool.rs`): a stream-ordered buffer is used on its own stream
+/// only, since its free waits for that stream alone. A kernel on a busy second stream
+/// would otherwise still hold its address when the free on the first stream hands the
+/// memory to the next allocation.
+#[test]
+fn a_stream_buffer_is_refused_on_every_other_stream() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy writes `y` only below its length and reads
+        // `x` only below its own.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let flags = CUstream_flags::CU_STREAM_NON_BLOCKING;
+        let (own, other) = (cur.create_stream(flags)?, cur.create_stream(flags)?);
+        let mut x = own.alloc_async::<f32>(N)?;
+        let mut y = own.alloc_async::<f32>(N)?;
+        let (plain_in, mut plain_out) = (cur.alloc_from(&[1f32; N])?, cur.alloc::<f32>(N)?);
+        let grid = N.div_ceil(256) as u32;
+        let wrong = |argument| Err(CudaError::WrongStream { argument });
+        // Launches on another stream, naming the argument; views and parts of views
+        // keep the rule.
+        let r = saxpy.launch(&other, grid, 256, 0, (2.0f32, &x, &mut plain_out));
+        assert_eq!(r, wrong(Some(1)));
+        let r = saxpy.launch(&other, grid, 256, 0, (2.0f32, &plain_in, &mut y));
+        assert_eq!(r, wrong(Some(2)));
+        let half = x.as_slice().slice(..N / 2)?;
+        let r = saxpy.launch(&other, grid, 256, 0, (2.0f32, half, &mut plain_out));
+        assert_eq!(r, wrong(Some(1)));
+        let (_, tail) = y.as_mut_slice().split_at(N / 2)?;
+        let r = saxpy.launch(&other, grid, 256, 0, (2.0f32, &plain_in, tail));
+        assert_eq!(r, wrong(Some(2)));
+        let cfg = LaunchConfig::new(grid, 256);
+        let r = saxpy.launch_with(&other, &cfg, (2.0f32, &x, &mut plain_out));
+        assert_eq!(r, wrong(Some(1)));
+        // A memset and a scope's copies on another stream.
+        assert_eq!(other.fill(&mut y, 1.0f32), wrong(None));
+        let mut host = vec![0f32; N];
+        let host_in = vec![0f32; N];
+        other.scope(|s| {
+            assert_eq!(s.copy_to_host(&mut host, &x), wrong(None));
+            assert_eq!(s.copy_to_device(&mut y, &host_in), wrong(None));
+        })?;
+        // On its own stream every one of them is accepted.
+        own.fill(&mut x, 1.0f32)?;
+        own.fill(&mut y, 1.0f32)?;
+        saxpy.launch(&own, grid, 256, 0, (2.0f32, &x, &mut y))?;
+        saxpy.launch_with(&own, &cfg, (2.0f32, &plain_in, &mut y))?;
+        own.scope(|s| s.copy_to_host(&mut host, &y))??;
+        assert_eq!(host, vec![5.0f32; N]);
+        x.free_async()?;
+        drop(y);
+        own.synchronize()
+    });
+}
+
+/// The synchronous operations on a stream-ordered buffer run in its stream's order: a
+/// read sees what the stream's work queued before it wrote, even when the stream does
+/// not wait for the default stream (`NON_BLOCKING`); a write is done before the call
+/// returns, so the buffer's free, queued on its stream after it, cannot overtake it.
+#[test]
+fn a_stream_buffers_synchronous_copies_follow_its_stream() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let own = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut y = own.alloc_async::<u32>(N)?;
+        own.fill(&mut y, 0u32)?;
+        // The stream is held up, then writes 3s.
+        own.launch_host_fn(|| std::thread::sleep(std::time::Duration::from_millis(300)))?;
+        own.fill(&mut y, 3u32)?;
+        assert_eq!(y.as_slice().to_vec()?, vec![3u32; N]);
+        // Synchronous writes, then a read through another view of it.
+        own.launch_host_fn(|| std::thread::sleep(std::time::Duration::from_millis(100)))?;
+        y.as_mut_slice().fill(4u32)?;
+        assert_eq!(y.as_slice().to_vec()?, vec![4u32; N]);
+        y.as_mut_slice().copy_from_host(&[7u32; N])?;
+        let mut plain = cur.alloc::<u32>(N)?;
+        plain.copy_from(&y)?;
+        assert_eq!(plain.to_vec()?, vec![7u32; N]);
+        own.launch_host_fn(|| std::thread::sleep(std::time::Duration::from_millis(100)))?;
+        own.fill(&mut y, 9u32)?;
+        plain.copy_from(&y)?;
+        assert_eq!(plain.to_vec()?, vec![9u32; N]);
+        y.free_async()?;
+        own.synchronize()
     });
 }

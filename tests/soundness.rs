@@ -256,6 +256,83 @@ fn no_binding_and_no_context_inside_a_host_callback() {
     no_leaks();
 }
 
+/// Every driver call the crate makes goes through the table, and inside a host
+/// callback the table answers none: the entry points a hostile reviewer reached there
+/// (a primary context's state and flags, loading a library), and every line of the
+/// table, walked.
+#[test]
+fn every_driver_call_is_refused_inside_a_host_callback() {
+    let (d, _g) = driver();
+    let dev = d.device(0).unwrap();
+    let primary = PrimaryContext::retain(&dev).unwrap();
+    let ctx = Context::new(&dev, CUctx_flags::empty()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let ran = move |mut primary: PrimaryContext| {
+        let state = primary.state().map(|_| ());
+        let flags = primary.set_flags(CUctx_flags::CU_CTX_SCHED_YIELD);
+        let library = d
+            .load_library(SLICES.as_bytes(), &JitOptions::default())
+            .and_then(|l| l.kernel_count())
+            .map(|_| ());
+        let answered: Vec<&str> = d
+            .table()
+            .resolved()
+            .filter(|(_, ok)| *ok)
+            .map(|(e, _)| e.name)
+            .collect();
+        (state, flags, library, answered, primary)
+    };
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        stream.launch_host_fn(move || tx.send(ran(primary)).unwrap())?;
+        stream.synchronize()
+    })
+    .unwrap()
+    .unwrap();
+    let (state, flags, library, answered, mut primary) =
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(state, Err(CudaError::InHostCallback));
+    assert_eq!(flags, Err(CudaError::InHostCallback));
+    assert_eq!(library, Err(CudaError::InHostCallback));
+    assert!(answered.is_empty(), "answered inside a callback: {answered:?}");
+    // Outside a callback the same calls answer.
+    assert!(primary.state().is_ok());
+    assert!(primary.set_flags(CUctx_flags::empty()).is_ok());
+    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    assert!(lib.kernel_count().unwrap() > 0);
+    assert!(d.table().resolved().filter(|(_, ok)| *ok).count() > 100);
+    drop((lib, primary, ctx));
+    no_leaks();
+}
+
+/// A graph's host node is a host callback too.
+#[test]
+fn a_graph_host_node_makes_no_driver_call() {
+    let (d, _g) = driver();
+    let dev = d.device(0).unwrap();
+    let ctx = Context::new(&dev, CUctx_flags::empty()).unwrap();
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = answers.clone();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut graph = cur.create_graph()?;
+        graph.add_host_fn(&[], move || {
+            seen.lock().unwrap().push((dev.name().map(|_| ()), d.device_count().map(|_| ())));
+        })?;
+        let exec = graph.instantiate()?;
+        stream.scope(|s| s.launch_graph(&exec))?
+    })
+    .unwrap()
+    .unwrap();
+    let answers = answers.lock().unwrap();
+    assert_eq!(
+        *answers,
+        [(Err(CudaError::InHostCallback), Err(CudaError::InHostCallback))]
+    );
+    drop(ctx);
+    no_leaks();
+}
+
 #[test]
 fn a_scope_never_returns_while_its_copy_may_still_run_when_another_stream_faults() {
     let (d, _g) = driver();

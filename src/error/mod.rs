@@ -93,6 +93,13 @@ pub enum CudaError {
     },
     /// A driver call from inside a host callback, which CUDA forbids (it can hang).
     InHostCallback,
+    /// Stream-ordered memory (a [`StreamBuffer`](crate::pool::StreamBuffer) or a view of
+    /// one) used on a stream other than the one it was allocated on, whose free would
+    /// not wait for that work ([`crate::pool`]'s rule).
+    WrongStream {
+        /// The launch argument (from 0), when the memory was one.
+        argument: Option<usize>,
+    },
     /// A copy between host and device (or two buffers) of different lengths.
     LengthMismatch {
         /// Elements in the destination.
@@ -225,7 +232,13 @@ impl fmt::Display for CudaError {
             Self::GraphCopyRefused => f.write_str("a graph that writes host memory cannot be cloned or embedded as a child"),
             Self::CaptureNotActive { status } => write!(f, "the stream is not capturing (status {status:?}): nothing is queued through the capture"),
             Self::InvalidPath { path, reason } => write!(f, "the path {path:?} cannot be passed to the driver: {reason}"),
-            Self::InHostCallback => f.write_str("CUDA forbids driver calls inside a host callback; no binding is made there"),
+            Self::InHostCallback => f.write_str("CUDA forbids driver calls inside a host callback; none is made there"),
+            Self::WrongStream { argument } => {
+                if let Some(i) = argument {
+                    write!(f, "launch argument {i}: ")?;
+                }
+                f.write_str("a stream-ordered buffer is used only on the stream it was allocated on: its free is ordered after that stream's work alone (to share data with other streams, copy it into a DeviceBuffer on its stream)")
+            }
             Self::LengthMismatch { destination_len, source_len } => write!(f, "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"),
             Self::OutOfRange { start, end, len } => write!(f, "range {start}..{end} is out of bounds for {len} elements"),
             Self::InvalidImage(why) => write!(f, "invalid module image: {why}"),

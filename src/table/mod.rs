@@ -153,8 +153,15 @@ impl DriverTable {
     }
 
     /// Slot `i`'s pointer, asking the driver the first time.
+    ///
+    /// Inside a host callback every slot answers [`CudaError::InHostCallback`]: CUDA
+    /// forbids driver calls there, and every driver call of the safe layer, its
+    /// drops included, goes through here ([`crate::activity`]).
     #[inline(always)]
     fn slot(&self, i: usize) -> Result<*mut c_void, CudaError> {
+        if crate::activity::in_host_callback() {
+            return Err(refused_in_host_callback(i));
+        }
         // Acquire, paired with the Release of the thread that filled the slot: what
         // the lookup set up for the function (an interposer's trampoline, an
         // in-process driver's state) is visible to the caller. On x86-64 a plain load.
@@ -222,6 +229,19 @@ fn unavailable(i: usize, code: Option<crate::sys::CUresult>) -> CudaError {
         Some(code) => crate::error::driver_error(code),
         None => not_supported(ENTRIES[i].name, ENTRIES[i].version),
     }
+}
+
+/// The refusal of slot `i` inside a host callback, with a warning naming the function
+/// (a drop that meets it leaks its object: the warning is all that is left of it).
+#[cold]
+#[inline(never)]
+fn refused_in_host_callback(i: usize) -> CudaError {
+    tracing::warn!(
+        function = ENTRIES[i].name,
+        "a driver call inside a host callback was refused (CUDA forbids driver calls there); \
+         an object dropped there is leaked, not released"
+    );
+    CudaError::InHostCallback
 }
 
 /// The error of a table slot the driver left empty: out of line, off the hot path.
