@@ -502,8 +502,8 @@ impl<'g, K: Kind> Graph<'g, K> {
         self.add(deps, |out, g, dd, n| unsafe { f(out, g, dd, n, &p, ctx) })
     }
 
-    /// Adds a call of `f` on a driver thread, each time the node runs. Inside it no
-    /// binding can be made (CUDA forbids driver calls there); a panic is caught and
+    /// Adds a call of `f` on a driver thread, each time the node runs. Inside it every
+    /// driver call is refused (CUDA forbids them there); a panic is caught and
     /// counted ([`host_callback_panics`](crate::stream::host_callback_panics)).
     pub fn add_host_fn(
         &mut self,

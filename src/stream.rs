@@ -138,8 +138,9 @@ impl Stream<'_> {
     /// is `Send + 'static`; a closure borrowing a local is rejected). A panic inside
     /// `f` is caught — it never unwinds into the driver — logged, and counted by
     /// [`host_callback_panics`]. If the context fails (a sticky error) before `f`'s
-    /// turn, `f` is dropped without running — never leaked. Inside `f` no binding
-    /// can be made ([`CudaError::InHostCallback`]): CUDA forbids driver calls there.
+    /// turn, `f` is dropped without running — never leaked. Inside `f` every driver
+    /// call is refused ([`CudaError::InHostCallback`]): CUDA forbids them there. What
+    /// `f` drops there is leaked with a warning, not released.
     ///
     /// Queued with `cuStreamAddCallback`, which the driver calls exactly once, with
     /// the stream's status (`cuLaunchHostFunc` skips its function after an error,

@@ -115,7 +115,7 @@ macro_rules! capture_ops {
             }
 
             /// Captures a call of `f` on a driver thread, each time the graph runs
-            /// (a panic is caught and counted; no binding can be made inside).
+            /// (a panic is caught and counted; no driver call is made inside).
             pub fn host_fn(&self, f: impl Fn() + Send + Sync + 'g) -> Result<(), CudaError> {
                 self.ops.host_fn(f)
             }
