@@ -201,11 +201,7 @@ impl Device {
         let mut buf = [0 as c_char; 256];
         // SAFETY: the buffer's length is passed; the driver writes within it.
         check(unsafe {
-            self.driver.table().cuDeviceGetName()?(
-                buf.as_mut_ptr(),
-                buf.len() as c_int,
-                self.raw,
-            )
+            self.driver.table().cuDeviceGetName()?(buf.as_mut_ptr(), buf.len() as c_int, self.raw)
         })?;
         Ok(c_string(&buf))
     }

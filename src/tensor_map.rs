@@ -233,7 +233,14 @@ mod memory_sealed {
 
     pub trait Sealed {
         /// (driver, address, bytes, the one stream it may be used on) of the memory.
-        fn extent(&self) -> (&'static Driver, CUdeviceptr, u64, Option<crate::sys::CUstream>);
+        fn extent(
+            &self,
+        ) -> (
+            &'static Driver,
+            CUdeviceptr,
+            u64,
+            Option<crate::sys::CUstream>,
+        );
     }
 }
 

@@ -294,11 +294,16 @@ fn every_driver_call_is_refused_inside_a_host_callback() {
     assert_eq!(state, Err(CudaError::InHostCallback));
     assert_eq!(flags, Err(CudaError::InHostCallback));
     assert_eq!(library, Err(CudaError::InHostCallback));
-    assert!(answered.is_empty(), "answered inside a callback: {answered:?}");
+    assert!(
+        answered.is_empty(),
+        "answered inside a callback: {answered:?}"
+    );
     // Outside a callback the same calls answer.
     assert!(primary.state().is_ok());
     assert!(primary.set_flags(CUctx_flags::empty()).is_ok());
-    let lib = d.load_library(SLICES.as_bytes(), &JitOptions::default()).unwrap();
+    let lib = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
     assert!(lib.kernel_count().unwrap() > 0);
     assert!(d.table().resolved().filter(|(_, ok)| *ok).count() > 100);
     drop((lib, primary, ctx));
@@ -317,7 +322,9 @@ fn a_graph_host_node_makes_no_driver_call() {
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let mut graph = cur.create_graph()?;
         graph.add_host_fn(&[], move || {
-            seen.lock().unwrap().push((dev.name().map(|_| ()), d.device_count().map(|_| ())));
+            seen.lock()
+                .unwrap()
+                .push((dev.name().map(|_| ()), d.device_count().map(|_| ())));
         })?;
         let exec = graph.instantiate()?;
         stream.scope(|s| s.launch_graph(&exec))?
@@ -327,7 +334,10 @@ fn a_graph_host_node_makes_no_driver_call() {
     let answers = answers.lock().unwrap();
     assert_eq!(
         *answers,
-        [(Err(CudaError::InHostCallback), Err(CudaError::InHostCallback))]
+        [(
+            Err(CudaError::InHostCallback),
+            Err(CudaError::InHostCallback)
+        )]
     );
     drop(ctx);
     no_leaks();
