@@ -166,6 +166,11 @@ impl Driver {
     /// Opens the driver library that `options` names, resolves the table and asks the
     /// driver's version. Does not call `cuInit` (see [`Driver::init`]).
     pub fn load(options: &DriverOptions) -> Result<Self, LoadError> {
+        // Loading asks the driver its version and its entry points: driver calls,
+        // which CUDA forbids inside a host callback (the table refuses every other).
+        if crate::activity::in_host_callback() {
+            return Err(LoadError::InHostCallback);
+        }
         #[cfg(feature = "soft")]
         if options.software {
             // SAFETY: softcuda declares cuGetProcAddress_v2 with its own C types, which
@@ -277,6 +282,9 @@ impl Driver {
         get_proc_address: pfn::cuGetProcAddress,
         options: &DriverOptions,
     ) -> Result<Self, LoadError> {
+        if crate::activity::in_host_callback() {
+            return Err(LoadError::InHostCallback);
+        }
         let flags = proc_flags(options);
         let version_fn = lookup_v2(
             get_proc_address,
@@ -521,6 +529,7 @@ static GLOBAL: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
 /// ([`DriverOptions::from_env`]), without `cuInit`. A failure is kept and returned
 /// to every caller.
 pub fn driver() -> Result<&'static Driver, LoadError> {
+    refuse_first_load_in_host_callback()?;
     GLOBAL
         .get_or_init(|| DriverOptions::from_env().and_then(|o| Driver::load(&o)))
         .as_ref()
@@ -530,6 +539,7 @@ pub fn driver() -> Result<&'static Driver, LoadError> {
 /// The process-wide driver, loaded with `options` if it is not loaded yet.
 /// [`LoadError::AlreadyLoaded`] if it was, with other options.
 pub fn driver_with(options: DriverOptions) -> Result<&'static Driver, LoadError> {
+    refuse_first_load_in_host_callback()?;
     let d = GLOBAL
         .get_or_init(|| Driver::load(&options))
         .as_ref()
@@ -538,6 +548,16 @@ pub fn driver_with(options: DriverOptions) -> Result<&'static Driver, LoadError>
         return Err(LoadError::AlreadyLoaded);
     }
     Ok(d)
+}
+
+/// [`LoadError::InHostCallback`] inside a host callback while the process-wide driver
+/// is not loaded yet: the refusal is returned, never kept as the process's answer (a
+/// later call outside the callback loads it).
+fn refuse_first_load_in_host_callback() -> Result<(), LoadError> {
+    if GLOBAL.get().is_none() && crate::activity::in_host_callback() {
+        return Err(LoadError::InHostCallback);
+    }
+    Ok(())
 }
 
 /// Loads the process-wide driver ([`driver`]) and initialises it (`cuInit`).

@@ -255,15 +255,20 @@ fn ordered_op(
     let sync = driver.table().cuStreamSynchronize()?;
     // SAFETY: a stream-ordered buffer's stream, which the buffer borrows: alive.
     check(unsafe { sync(stream) })?;
-    let done = op();
-    // Whatever `op` answered, it may have queued work: wait for the default stream
-    // (NULL: the legacy or this thread's, as the driver was loaded). A wait that
-    // fails for a reason other than a dead context aborts (`settled_or_abort`).
+    // A copy or memset the driver refused queued nothing (and a sticky error means
+    // the context's work is abandoned): there is nothing of it to wait for, and the
+    // wait could be refused for the same reason — a blocking stream that foreign
+    // code captures makes every use of the legacy stream `STREAM_CAPTURE_IMPLICIT`,
+    // the copy's and the wait's alike — which must not abort the process.
+    op()?;
+    // It ran, and may have left work queued (a device-to-device copy, a memset, a
+    // pageable copy's last DMA): wait for the default stream (NULL: the legacy or
+    // this thread's, as the driver was loaded). A wait that fails for a reason other
+    // than a dead context aborts (`settled_or_abort`).
     // SAFETY: the default stream of the current context.
     crate::stream::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
         sync(CUstream::NULL)
-    })?;
-    done
+    })
 }
 
 /// Whether memory of stream order `order` may be used by work queued on `stream`:

@@ -251,3 +251,77 @@ fn a_stream_buffers_synchronous_copies_follow_its_stream() {
         own.synchronize()
     });
 }
+
+/// The environment variable under which the test below runs its body in a child (an
+/// abort must not take the whole suite down).
+const FOREIGN_CAPTURE_CHILD: &str = "OXICUDA_POOL_FOREIGN_CAPTURE_CHILD";
+
+/// Review 1: while foreign code captures a *blocking* stream of the context, every use
+/// of the legacy default stream is refused (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`). A
+/// stream-ordered buffer's synchronous copy then fails before queuing anything — and
+/// must come back as that error. It used to abort the process: the wait for the
+/// default stream after the (failed) copy was refused the same way, and
+/// `settled_or_abort` took the refusal for work it could not wait for.
+#[test]
+fn a_stream_buffers_copy_during_a_foreign_blocking_capture_is_an_error_not_an_abort() {
+    if std::env::var_os(FOREIGN_CAPTURE_CHILD).is_none() {
+        if ON_GPU {
+            return; // the child needs softcuda's checks of the legacy stream
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "a_stream_buffers_copy_during_a_foreign_blocking_capture_is_an_error_not_an_abort",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(FOREIGN_CAPTURE_CHILD, "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the child failed ({:?}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    on_device0(|cur| -> Result<(), CudaError> {
+        use oxicuda_driver::error::check;
+        use oxicuda_driver::sys::{CUgraph, CUstreamCaptureMode};
+        let d = oxicuda_driver::driver().unwrap();
+        let own = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let blocking = cur.create_stream(CUstream_flags::empty())?;
+        let mut y = own.alloc_async::<u32>(N)?;
+        own.fill(&mut y, 5u32)?;
+        own.synchronize()?;
+        // Foreign code (another library sharing the context) captures a blocking stream.
+        // SAFETY: a live stream; the test ends the capture below.
+        check(unsafe {
+            d.table().cuStreamBeginCapture()?(
+                blocking.raw(),
+                CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
+            )
+        })?;
+        let read = y.as_slice().to_vec();
+        let mut plain = cur.alloc::<u32>(N);
+        let mut graph = CUgraph::NULL;
+        // SAFETY: the capture begun above; the graph, if any, is destroyed at once.
+        let _ = unsafe { d.table().cuStreamEndCapture()?(blocking.raw(), &mut graph) };
+        if !graph.is_null() {
+            // SAFETY: the foreign capture's graph, used by nobody.
+            let _ = unsafe { d.table().cuGraphDestroy()?(graph) };
+        }
+        let implicit = Some(CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+        assert_eq!(read.map_err(|e| e.code()), Err(implicit));
+        // After the capture the same buffer reads and copies normally.
+        assert_eq!(y.as_slice().to_vec()?, vec![5u32; N]);
+        if let Ok(p) = plain.as_mut() {
+            p.copy_from(&y)?;
+            assert_eq!(p.to_vec()?, vec![5u32; N]);
+        }
+        drop(plain);
+        y.free_async()?;
+        own.synchronize()
+    });
+}

@@ -485,3 +485,31 @@ fn a_host_callback_after_a_fault_is_dropped_not_leaked() {
     drop(ctx);
     no_leaks();
 }
+
+/// Review 1: loading a driver makes driver calls (`cuDriverGetVersion`,
+/// `cuGetProcAddress`) outside the table, so the table's guard did not see them: a
+/// host callback could load one. Refused now, and the process-wide driver, already
+/// loaded, is still handed out there (that makes no call).
+#[test]
+fn loading_a_driver_inside_a_host_callback_is_refused() {
+    let (d, _g) = driver();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        stream.launch_host_fn(move || {
+            let loaded = Driver::load(&DriverOptions::software()).map(drop);
+            let global = oxicuda_driver::driver().map(|g| core::ptr::eq(g, d));
+            tx.send((loaded, global)).unwrap();
+        })?;
+        stream.synchronize()
+    })
+    .unwrap()
+    .unwrap();
+    let (loaded, global) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(loaded, Err(oxicuda_driver::LoadError::InHostCallback));
+    assert_eq!(global, Ok(true));
+    assert!(Driver::load(&DriverOptions::software()).is_ok());
+    drop(ctx);
+    no_leaks();
+}

@@ -427,6 +427,9 @@ pub enum LoadError {
     },
     /// The process-wide driver was already loaded with other options.
     AlreadyLoaded,
+    /// A load asked for inside a host callback: loading calls the driver
+    /// (`cuDriverGetVersion`, `cuGetProcAddress`), which CUDA forbids there.
+    InHostCallback,
 }
 
 impl fmt::Display for LoadError {
@@ -454,6 +457,9 @@ impl fmt::Display for LoadError {
             Self::AlreadyLoaded => {
                 f.write_str("the process-wide driver is already loaded, with other options")
             }
+            Self::InHostCallback => f.write_str(
+                "CUDA forbids driver calls inside a host callback; no driver is loaded there",
+            ),
         }
     }
 }
