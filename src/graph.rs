@@ -407,6 +407,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         let (grid, block) = (grid.into(), block.into());
         let f = self.driver.table().cuGraphAddKernelNode()?;
         let func = function.raw;
+        crate::launch::check_streams::<S, _>(&args, None)?;
         let uses = crate::launch::graph_refs::<S, _>(&args);
         let start: Vec<usize> = deps.iter().map(|d| d.index).collect();
         self.check_uses(&uses, &start, None)?;
@@ -443,6 +444,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         src: &'g [T],
     ) -> Result<Node, CudaError> {
         let d = dst.view();
+        graph_memory(&d)?;
         same_len(d.len(), src.len())?;
         let p = copy_params(
             End::Device(d.device_ptr()),
@@ -460,6 +462,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         src: &'g impl DeviceRead<T>,
     ) -> Result<Node, CudaError> {
         let s = src.view();
+        graph_memory(&s)?;
         same_len(dst.len(), s.len())?;
         self.writes_host.set(true);
         let p = copy_params(
@@ -478,6 +481,8 @@ impl<'g, K: Kind> Graph<'g, K> {
         src: &'g impl DeviceRead<T>,
     ) -> Result<Node, CudaError> {
         let (d, s) = (dst.view(), src.view());
+        graph_memory(&d)?;
+        graph_memory(&s)?;
         same_len(d.len(), s.len())?;
         let p = copy_params(
             End::Device(d.device_ptr()),
@@ -495,6 +500,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         value: T,
     ) -> Result<Node, CudaError> {
         let d = dst.view();
+        graph_memory(&d)?;
         let p = memset_params(d.device_ptr(), d.len(), value);
         let f = self.driver.table().cuGraphAddMemsetNode()?;
         let ctx = current_context(self.driver)?;
@@ -685,3 +691,9 @@ impl<K: Kind> Drop for Graph<'_, K> {
 
 static_assertions::assert_not_impl_any!(Graph<'static>: Send, Sync);
 static_assertions::assert_impl_all!(Node: Send, Sync, Copy);
+
+/// [`CudaError::WrongStream`] for a stream-ordered buffer's memory (`crate::pool`): a
+/// graph may run on any stream, before the stream reaches the allocation.
+fn graph_memory<T: DeviceCopy>(view: &crate::memory::DeviceSlice<'_, T>) -> Result<(), CudaError> {
+    crate::memory::check_stream(view.stream_order(), None, None)
+}

@@ -134,8 +134,9 @@ pub(crate) mod sealed {
     pub trait Params<S> {
         /// Calls `f` with the parameter-pointer array (on the stack).
         fn with_params<R>(self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
-        /// The first argument whose memory may not be used on `stream`, if any.
-        fn foreign_to(&self, stream: crate::sys::CUstream) -> Option<usize>;
+        /// The first argument whose memory may not be used on `stream` (`None`: by a
+        /// graph's node), if any.
+        fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
     }
@@ -221,11 +222,19 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Out<T>> for &B {
         let v = self.view();
         slice(scratch, v.device_ptr(), v.len())
     }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        self.view().stream_order()
+    }
 }
 impl<T: DeviceCopy> GraphArg<Out<T>> for DeviceSlice<'_, T> {}
 impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSlice<'_, T> {
     fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
         slice(scratch, self.device_ptr(), self.len())
+    }
+    #[inline(always)]
+    fn stream_order(&self) -> Option<crate::sys::CUstream> {
+        DeviceSlice::stream_order(self)
     }
 }
 
@@ -265,11 +274,13 @@ pub(crate) fn graph_refs<S: Signature, A: sealed::Params<S>>(args: &A) -> Vec<se
 }
 
 /// [`CudaError::WrongStream`] naming the first of `args` whose memory may not be used
-/// by a launch on `stream` (a stream-ordered buffer of another stream).
+/// by a launch on `stream` (a stream-ordered buffer of another stream), or, with
+/// `None`, by a graph's kernel node (any stream-ordered buffer: the graph may run on
+/// any stream, before the allocation).
 #[inline(always)]
 pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
     args: &A,
-    stream: crate::sys::CUstream,
+    stream: Option<crate::sys::CUstream>,
 ) -> Result<(), CudaError> {
     match args.foreign_to(stream) {
         None => Ok(()),
@@ -327,7 +338,7 @@ macro_rules! signatures {
             }
             #[allow(unused_variables)]
             #[inline(always)]
-            fn foreign_to(&self, stream: crate::sys::CUstream) -> Option<usize> {
+            fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize> {
                 $(
                     if !crate::memory::usable_on(sealed::ArgBytes::<$P>::stream_order(&self.$i), stream) {
                         return Some($i);
@@ -396,7 +407,7 @@ impl<S: Signature> Function<'_, S> {
         args: impl Args<S>,
     ) -> Result<(), CudaError> {
         let (g, b) = (grid.into(), block.into());
-        check_streams::<S, _>(&args, stream.raw())?;
+        check_streams::<S, _>(&args, Some(stream.raw()))?;
         let launch = self.driver.table().cuLaunchKernel()?;
         with_params::<S, _, _>(args, |params| {
             let mut call = move || {

@@ -604,7 +604,7 @@ impl<S: Signature> Function<'_, S> {
         args: impl Args<S>,
     ) -> Result<(), CudaError> {
         self.validate_launch(config)?;
-        crate::launch::check_streams::<S, _>(&args, stream.raw())?;
+        crate::launch::check_streams::<S, _>(&args, Some(stream.raw()))?;
         let launch = self.driver.table().cuLaunchKernelEx()?;
         let (mut attrs, n) = config.attributes();
         let attrs = attrs.get_mut(..n).unwrap_or_default();

@@ -271,21 +271,19 @@ fn ordered_op(
     })
 }
 
-/// Whether memory of stream order `order` may be used by work queued on `stream`:
-/// memory of no stream by any; a stream-ordered buffer's only by its own stream's.
+/// Whether memory of stream order `order` may be used by work queued on `stream`
+/// (`None`: a graph's node, which may run on any stream): memory of no stream by any
+/// work; a stream-ordered buffer's only by its own stream's.
 #[inline(always)]
-pub(crate) fn usable_on(order: Option<CUstream>, stream: CUstream) -> bool {
-    match order {
-        None => true,
-        Some(own) => own == stream,
-    }
+pub(crate) fn usable_on(order: Option<CUstream>, stream: Option<CUstream>) -> bool {
+    order.is_none() || order == stream
 }
 
 /// [`CudaError::WrongStream`] unless memory of stream order `order` may be used on
 /// `stream` ([`usable_on`]); `argument` names the launch argument, if it is one.
 pub(crate) fn check_stream(
     order: Option<CUstream>,
-    stream: CUstream,
+    stream: Option<CUstream>,
     argument: Option<usize>,
 ) -> Result<(), CudaError> {
     if usable_on(order, stream) {
@@ -659,7 +657,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         T: MemsetValue,
     {
         match stream {
-            Some(s) => check_stream(self.order, s, None)?,
+            Some(s) => check_stream(self.order, Some(s), None)?,
             None => {
                 // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this
                 // view's.

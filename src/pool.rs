@@ -376,11 +376,13 @@ impl Drop for MemoryPool<'_> {
 /// to the next allocation — a buffer safe code owns. The synchronous operations on its
 /// views (`to_vec`, `copy_to_host`, `copy_from_host`, `copy_from`, `fill`, `zero`) run
 /// in its stream's order: after the stream's earlier work (a read sees what the
-/// stream's kernels wrote) and finished before they return. A graph may use it (a
-/// graph borrows what it uses for its whole life and runs only inside a scope that
-/// waits for it, so the free cannot come first); ordering such a graph after the
-/// allocation, when it runs on another stream, is yours (an event). To share data
-/// with other streams, copy it into a [`DeviceBuffer`](crate::memory::DeviceBuffer).
+/// stream's kernels wrote) and finished before they return. Graphs refuse it too
+/// (kernel, copy and memset nodes, and captured work — a capture is never of its own
+/// stream, which the buffer borrows): a graph may run on any stream, and could reach
+/// the memory before its stream reaches the allocation, while the memory still serves
+/// the work of an earlier buffer. Graphs allocate with their own memory nodes
+/// ([`crate::graph`]). To share data with other streams, copy it into a
+/// [`DeviceBuffer`](crate::memory::DeviceBuffer).
 ///
 /// A stream a `StreamBuffer` borrows cannot be captured: capture needs the stream
 /// borrowed mutably ([`Stream::capture`]), so the borrow rules refuse it while the

@@ -373,7 +373,7 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &'env [T],
     ) -> Result<(), CudaError> {
         let dst = dst.view_mut();
-        crate::memory::check_stream(dst.stream_order(), self.stream, None)?;
+        crate::memory::check_stream(dst.stream_order(), Some(self.stream), None)?;
         // SAFETY: the view's elements; the host side stays borrowed until the scope
         // has synchronised the stream (device memory is not Rust memory: it is borrowed
         // only for the call, and stream order keeps its uses in sequence).
@@ -387,7 +387,7 @@ impl<'env> AsyncScope<'_, 'env> {
         src: &impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
         let src = src.view();
-        crate::memory::check_stream(src.stream_order(), self.stream, None)?;
+        crate::memory::check_stream(src.stream_order(), Some(self.stream), None)?;
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }
     }

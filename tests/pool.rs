@@ -9,6 +9,7 @@ mod common;
 use common::{ON_GPU, on_device0, second_device};
 
 use oxicuda_driver::CudaError;
+use oxicuda_driver::graph::CaptureMode;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::launch_config::LaunchConfig;
 use oxicuda_driver::module::JitOptions;
@@ -322,6 +323,48 @@ fn a_stream_buffers_copy_during_a_foreign_blocking_capture_is_an_error_not_an_ab
         }
         drop(plain);
         y.free_async()?;
+        own.synchronize()
+    });
+}
+
+/// A graph may run on any stream, before the buffer's stream reaches its allocation:
+/// its nodes and captured work refuse stream-ordered memory.
+#[test]
+fn graphs_refuse_a_stream_buffer() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: saxpy writes `y` only below its length and reads
+        // `x` only below its own.
+        let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+        let flags = CUstream_flags::CU_STREAM_NON_BLOCKING;
+        let (own, mut other) = (cur.create_stream(flags)?, cur.create_stream(flags)?);
+        let x = own.alloc_async::<f32>(N)?;
+        let plain = cur.alloc::<f32>(N)?;
+        let host = vec![0f32; N];
+        let wrong = |argument| Err(CudaError::WrongStream { argument });
+        let mut graph = cur.create_graph()?;
+        let node = graph.add_kernel(&[], &saxpy, 4, 256, 0, (2.0f32, &x, &plain));
+        assert_eq!(node.map(|_| ()), wrong(Some(1)));
+        let node = graph.add_kernel(&[], &saxpy, 4, 256, 0, (2.0f32, &plain, x.as_slice()));
+        assert_eq!(node.map(|_| ()), wrong(Some(2)));
+        assert_eq!(graph.add_fill(&[], &x, 1.0f32).map(|_| ()), wrong(None));
+        assert_eq!(graph.add_copy(&[], &plain, &x).map(|_| ()), wrong(None));
+        assert_eq!(
+            graph.add_copy_to_device(&[], &x, &host).map(|_| ()),
+            wrong(None)
+        );
+        drop(graph);
+        let captured = other.capture(CaptureMode::ThreadLocal, |c| {
+            c.launch(&saxpy, 4, 256, 0, (2.0f32, &x, &plain))
+        });
+        assert_eq!(captured.map(|_| ()), wrong(Some(1)));
+        let captured = other.capture(CaptureMode::ThreadLocal, |c| c.fill(&x, 1.0f32));
+        assert_eq!(captured.map(|_| ()), wrong(None));
+        // Ordinary memory is accepted.
+        let mut graph = cur.create_graph()?;
+        graph.add_kernel(&[], &saxpy, 4, 256, 0, (2.0f32, &plain, &plain))?;
+        drop(graph);
+        drop(x);
         own.synchronize()
     });
 }

@@ -237,7 +237,7 @@ impl fmt::Display for CudaError {
                 if let Some(i) = argument {
                     write!(f, "launch argument {i}: ")?;
                 }
-                f.write_str("a stream-ordered buffer is used only on the stream it was allocated on: its free is ordered after that stream's work alone (to share data with other streams, copy it into a DeviceBuffer on its stream)")
+                f.write_str("a stream-ordered buffer is used only by work queued on the stream it was allocated on, never on another stream or by a graph node: its allocation and free are ordered with that stream's work alone (to share its data, copy it into a DeviceBuffer)")
             }
             Self::LengthMismatch { destination_len, source_len } => write!(f, "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"),
             Self::OutOfRange { start, end, len } => write!(f, "range {start}..{end} is out of bounds for {len} elements"),

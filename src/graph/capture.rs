@@ -154,6 +154,7 @@ impl<'g> Ops<'g> {
             Some(GraphRef::Condition(_)) => return Err(CudaError::ForeignCondition),
             None => {}
         }
+        crate::launch::check_streams::<S, _>(&args, None)?;
         let launch = self.driver.table().cuLaunchKernel()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             // SAFETY: one pointer per declared parameter, each to a value of its
@@ -182,6 +183,7 @@ impl<'g> Ops<'g> {
         src: &'g [T],
     ) -> Result<(), CudaError> {
         let d = dst.view();
+        crate::memory::check_stream(d.stream_order(), None, None)?;
         // SAFETY: the view's elements; both sides borrowed for the graph's lifetime,
         // and captured work runs only as the graph.
         unsafe { queue_to_device(self.driver, self.stream, d.device_ptr(), d.len(), src) }
@@ -193,6 +195,7 @@ impl<'g> Ops<'g> {
         src: &'g impl DeviceRead<T>,
     ) -> Result<(), CudaError> {
         let s = src.view();
+        crate::memory::check_stream(s.stream_order(), None, None)?;
         self.writes_host.set(true);
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, s.device_ptr(), s.len()) }
@@ -200,6 +203,7 @@ impl<'g> Ops<'g> {
 
     fn fill<T: MemsetValue>(&self, dst: &'g impl DeviceRead<T>, value: T) -> Result<(), CudaError> {
         let d = dst.view();
+        crate::memory::check_stream(d.stream_order(), None, None)?;
         // SAFETY: the view's elements, captured (never written outside the graph) and
         // borrowed for the graph's lifetime.
         unsafe {

@@ -53,6 +53,7 @@ impl<'g> GraphExec<'g> {
         args: impl GraphArgs<S> + 'g,
     ) -> Result<(), CudaError> {
         let raw_node = self.graph.raw_node(node.node)?;
+        crate::launch::check_streams::<S, _>(&args, None)?;
         let uses = crate::launch::graph_refs::<S, _>(&args);
         let index = node.node.index();
         self.graph
