@@ -39,9 +39,11 @@ macro_rules! c_handle {
 
 /// A C enum: a `#[repr(transparent)]` integer newtype with one associated constant
 /// per enumerator, so that any value a newer driver returns stays representable.
+/// Attributes after the doc go on the type (`CUresult` derives `thiserror::Error`).
 macro_rules! c_enum {
-    (#[doc = $doc:expr] $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
+    (#[doc = $doc:expr] $(#[$attr:meta])* $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
         #[doc = $doc]
+        $(#[$attr])*
         #[repr(transparent)]
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
         pub struct $name(pub $repr);
@@ -212,7 +214,10 @@ mod tests {
         let names: Vec<_> = f.iter_names().map(|(n, _)| n).collect();
         assert_eq!(
             names,
-            ["CU_MEMHOSTREGISTER_PORTABLE", "CU_MEMHOSTREGISTER_DEVICEMAP"]
+            [
+                "CU_MEMHOSTREGISTER_PORTABLE",
+                "CU_MEMHOSTREGISTER_DEVICEMAP"
+            ]
         );
         // `iter` yields the named flags, then the unknown bits as one value.
         let bits: Vec<_> = f.iter().map(|x| x.bits()).collect();
