@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Cold release build of the library vs cudarc 0.19's driver module, side by side,
-# alternating, N rounds (default 3). Prints each time and the medians.
+# alternating, N rounds (default 3). Prints each time, the medians, and whether the
+# library's median is under the bar: a cold build under 30 s (BUILD_BAR_S). The ratio
+# to cudarc is printed for information.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-3}
@@ -41,4 +43,10 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mo=$(median "${ours[@]}"); mt=$(median "${theirs[@]}")
 echo "median: oxicuda-driver $mo s, cudarc $mt s, ratio $(echo "scale=2; $mo / $mt" | bc)"
+bar=${BUILD_BAR_S:-30}
+if [ "$(echo "$mo < $bar" | bc)" = 1 ]; then
+  echo "bar: cold build $mo s < $bar s: met"
+else
+  echo "bar: cold build $mo s >= $bar s: missed"
+fi
 rm -rf "$work"

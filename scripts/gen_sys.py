@@ -38,6 +38,12 @@ EXCLUDED_PREFIXES = ("cuGraphics",)  # graphics interop (GL/EGL/VDPAU/D3D resour
 # cudaProfiler.h is not in the wheel; its two live functions take no arguments.
 EXTRA_FUNCTIONS = [("cuProfilerStart", 4000, []), ("cuProfilerStop", 4000, [])]
 
+# Attributes given to one enum's type. CUresult is an error: `thiserror` derives its
+# `Error` and `Display`, which is the driver's own text (src/error/mod.rs, `CodeText`).
+ENUM_ATTRS = {
+    "CUresult": '#[derive(thiserror::Error)] #[error("{}", crate::error::CodeText(*self))] ',
+}
+
 # Flag-set enums become `bitflags` types; the rest stay integer newtypes.
 FLAG_ENUMS = {
     "CUctx_flags", "CUstream_flags", "CUevent_flags", "CUevent_record_flags",
@@ -373,7 +379,7 @@ def emit(g, funcs, defines):
     for name, (repr_, vals, decl) in sorted(g.out_enums.items()):
         macro = "c_flags" if name in FLAG_ENUMS else "c_enum"
         doc = first_sentence(doc_of(decl)) or f"C enum `{name}`."
-        w(f"{macro}! {{ #[doc = {rs_str(doc)}] {name}: {repr_} {{")
+        w(f"{macro}! {{ #[doc = {rs_str(doc)}] {ENUM_ATTRS.get(name, '')}{name}: {repr_} {{")
         for cname, v in vals:
             w(f"    {cname} = {lit(v, repr_)},")
         w("} }")

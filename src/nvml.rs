@@ -31,10 +31,11 @@ pub const NVML_LIBRARY: &str = "libnvidia-ml.so.1";
 pub const ENV_NVML_PATH: &str = "OXICUDA_NVML_PATH";
 
 /// Why NVML could not be loaded or did not answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NvmlError {
     /// The library could not be opened.
+    #[error("NVML library `{path}` could not be loaded: {error}")]
     LibraryNotFound {
         /// The path or name tried.
         path: String,
@@ -42,6 +43,7 @@ pub enum NvmlError {
         error: String,
     },
     /// The library opened but lacks a function every NVML exports: it is not NVML.
+    #[error("`{path}` is not NVML: it does not export `{symbol}`")]
     NotNvml {
         /// The library.
         path: String,
@@ -49,13 +51,16 @@ pub enum NvmlError {
         symbol: &'static str,
     },
     /// NVML has no loader on this platform (macOS).
+    #[error("NVML is not available on {0}")]
     UnsupportedPlatform(&'static str),
     /// The loaded library does not export this function, which the call needs.
+    #[error("the loaded NVML does not export `{function}`")]
     Missing {
         /// The function.
         function: &'static str,
     },
     /// An NVML function returned an error.
+    #[error("{function} failed: {}", CallFailure(*code, description.as_deref()))]
     Call {
         /// The function.
         function: &'static str,
@@ -65,6 +70,7 @@ pub enum NvmlError {
         description: Option<String>,
     },
     /// An argument NVML cannot be given (it was not called).
+    #[error("invalid NVML argument `{parameter}`: {reason}")]
     InvalidArgument {
         /// The parameter.
         parameter: &'static str,
@@ -83,42 +89,23 @@ impl NvmlError {
     }
 }
 
-impl core::fmt::Display for NvmlError {
+/// What an NVML call returned: `NAME (value)` (or `NVML error value` for a code
+/// `nvml.h` lacks), then `nvmlErrorString`'s words when there are some.
+struct CallFailure<'a>(nvmlReturn_t, Option<&'a str>);
+
+impl core::fmt::Display for CallFailure<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            NvmlError::LibraryNotFound { path, error } => {
-                write!(f, "NVML library `{path}` could not be loaded: {error}")
-            }
-            NvmlError::NotNvml { path, symbol } => {
-                write!(f, "`{path}` is not NVML: it does not export `{symbol}`")
-            }
-            NvmlError::UnsupportedPlatform(p) => write!(f, "NVML is not available on {p}"),
-            NvmlError::Missing { function } => {
-                write!(f, "the loaded NVML does not export `{function}`")
-            }
-            NvmlError::Call {
-                function,
-                code,
-                description,
-            } => {
-                write!(f, "{function} failed: ")?;
-                match code.name() {
-                    Some(name) => write!(f, "{name} ({})", code.0)?,
-                    None => write!(f, "NVML error {}", code.0)?,
-                }
-                match description {
-                    Some(d) => write!(f, ": {d}"),
-                    None => Ok(()),
-                }
-            }
-            NvmlError::InvalidArgument { parameter, reason } => {
-                write!(f, "invalid NVML argument `{parameter}`: {reason}")
-            }
+        let Self(code, description) = self;
+        match code.name() {
+            Some(name) => write!(f, "{name} ({})", code.0)?,
+            None => write!(f, "NVML error {}", code.0)?,
+        }
+        match description {
+            Some(d) => write!(f, ": {d}"),
+            None => Ok(()),
         }
     }
 }
-
-impl std::error::Error for NvmlError {}
 
 /// Declares the optional functions: the table's fields, their names, their lookup.
 macro_rules! functions {

@@ -9,6 +9,12 @@
 //! Names are those of `cuGetErrorName`; messages those of `cuGetErrorString`
 //! wherever the 535 driver has one (`tests/real_driver.rs` checks both), our own
 //! otherwise.
+//!
+//! Every error type (`CudaError`, `LoadError`, `CUresult`, and `NvmlError` with the
+//! `multi-gpu` feature) derives `Error` and `Display` with `thiserror`. A driver code
+//! is an error of its own; an error caused by one (`JitFailed`, `ContextPoisoned`,
+//! `LoadError::VersionQuery`) gives it as its `source`, and `CudaError::Load` is its
+//! `LoadError`, shown as it is (`#[error(transparent)]`, `From` for `?`).
 
 mod messages;
 
@@ -17,13 +23,17 @@ use crate::version::DriverVersion;
 use core::fmt;
 
 /// The crate's error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CudaError {
     /// The driver returned this code. A sticky code's message says the context is
     /// unusable.
+    #[error("{0}{note}", note = sticky_note(*.0))]
     Driver(CUresult),
     /// The loaded driver does not provide this function at the ABI the crate binds.
+    #[error(
+        "{function} is not available from the loaded CUDA driver (its ABI needs driver {needs} or newer)"
+    )]
     NotSupported {
         /// The function (table field) asked for, e.g. `cuGraphAddNode`.
         function: &'static str,
@@ -31,14 +41,21 @@ pub enum CudaError {
         needs: DriverVersion,
     },
     /// The driver library could not be loaded.
-    Load(LoadError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
     /// A context is already current on this thread — a root binding of this crate,
     /// or a context other code (another copy of the crate, the CUDA runtime, another
     /// library) left current; nest with `CurrentContext::push` instead, or have that
     /// code pop its context.
+    #[error(
+        "a context is already current on this thread (a binding, or a context other code left current): nest with CurrentContext::push instead"
+    )]
     ContextAlreadyBound,
     /// The context current on this thread is not the binding's: code outside this
     /// crate changed the driver's per-thread context stack during the binding.
+    #[error(
+        "the current context ({found:#x}) is not the binding's ({expected:#x}): other code changed this thread's context stack during the binding"
+    )]
     ContextMismatch {
         /// The binding's context (the driver's handle, as an address).
         expected: usize,
@@ -47,15 +64,18 @@ pub enum CudaError {
     },
     /// A context (or object) of another `Driver` was passed: two drivers' handles
     /// mean nothing to each other.
+    #[error("the context belongs to another CUDA driver than the binding's")]
     ForeignDriver,
     /// A graph node handle used with a graph it does not belong to (another graph, or
     /// one cloned before the node was added).
+    #[error("the node (#{index}) belongs to another graph")]
     ForeignGraphNode {
         /// The node's index in the graph that made it.
         index: usize,
     },
     /// `cuGraphExecUpdate` refused the new graph: the reason the driver gave, and the
     /// node it named (its index in the new graph), if any.
+    #[error("the executable graph cannot take this update: {reason:?}{at}", at = AtNode(*node))]
     GraphUpdate {
         /// The driver's reason (`CUgraphExecUpdateResultInfo::result`).
         reason: crate::sys::CUgraphExecUpdateResult,
@@ -64,6 +84,7 @@ pub enum CudaError {
     },
     /// Memory a graph allocates ([`GraphMemory`](crate::graph::GraphMemory)) used
     /// against the graph's order: the allocation (by index) and the rule broken.
+    #[error("graph allocation #{allocation}: {rule}")]
     GraphMemory {
         /// The allocation's index among its graph's allocations.
         allocation: usize,
@@ -72,19 +93,26 @@ pub enum CudaError {
     },
     /// A conditional node's handle used outside the graph that owns it (and that
     /// graph's conditional bodies).
+    #[error("the condition belongs to another graph")]
     ForeignCondition,
     /// A capture or fork refused before it began, or discarded: why.
+    #[error("capture refused: {0}")]
     CaptureRefused(&'static str),
     /// A graph with a node that writes host memory cannot be cloned or embedded as a
     /// child: two copies could write the same exclusively borrowed memory at once.
+    #[error("a graph that writes host memory cannot be cloned or embedded as a child")]
     GraphCopyRefused,
     /// A stream that should be capturing is not (the driver accepted the capture but
     /// reports another status): work through the capture would run instead.
+    #[error(
+        "the stream is not capturing (status {status:?}): nothing is queued through the capture"
+    )]
     CaptureNotActive {
         /// The status the driver reported.
         status: crate::sys::CUstreamCaptureStatus,
     },
     /// A path the driver cannot be given (it holds a NUL byte).
+    #[error("the path {path:?} cannot be passed to the driver: {reason}")]
     InvalidPath {
         /// The path.
         path: std::path::PathBuf,
@@ -92,15 +120,20 @@ pub enum CudaError {
         reason: &'static str,
     },
     /// A driver call from inside a host callback, which CUDA forbids (it can hang).
+    #[error("CUDA forbids driver calls inside a host callback; none is made there")]
     InHostCallback,
     /// Stream-ordered memory (a [`StreamBuffer`](crate::pool::StreamBuffer) or a view of
     /// one) used on a stream other than the one it was allocated on, whose free would
-    /// not wait for that work ([`crate::pool`]'s rule).
+    /// not wait for that work, or by a graph's node ([`crate::pool`]'s rule).
+    #[error("{}a stream-ordered buffer is used only by work queued on the stream it was allocated on, never on another stream or by a graph node: its allocation and free are ordered with that stream's work alone (to share its data, copy it into a DeviceBuffer)", launch_argument(*argument))]
     WrongStream {
         /// The launch argument (from 0), when the memory was one.
         argument: Option<usize>,
     },
     /// A copy between host and device (or two buffers) of different lengths.
+    #[error(
+        "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"
+    )]
     LengthMismatch {
         /// Elements in the destination.
         destination_len: usize,
@@ -108,6 +141,7 @@ pub enum CudaError {
         source_len: usize,
     },
     /// A range or split point outside a view of device memory.
+    #[error("range {start}..{end} is out of bounds for {len} elements")]
     OutOfRange {
         /// The first element asked for.
         start: usize,
@@ -117,8 +151,10 @@ pub enum CudaError {
         len: usize,
     },
     /// A module image that is malformed: the reason says how.
+    #[error("invalid module image: {0}")]
     InvalidImage(&'static str),
     /// A file could not be read.
+    #[error("could not read {}: {kind}", path.display())]
     ReadFile {
         /// The file.
         path: std::path::PathBuf,
@@ -126,13 +162,15 @@ pub enum CudaError {
         kind: std::io::ErrorKind,
     },
     /// The JIT compiler refused a module; `log` holds its diagnostics.
+    #[error("the JIT compiler refused the module ({source}):\n{log}")]
     JitFailed {
         /// The diagnostics.
         log: crate::jit::JitLog,
-        /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...).
+        /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...), the error's `source`.
         source: CUresult,
     },
     /// A module variable's size differs from the type asked for.
+    #[error("module variable `{name}` holds {found} bytes, but the type asked for has {expected}")]
     GlobalSizeMismatch {
         /// The variable.
         name: String,
@@ -142,6 +180,9 @@ pub enum CudaError {
         found: usize,
     },
     /// A kernel's declared signature differs from its parameters.
+    #[error(
+        "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}"
+    )]
     SignatureMismatch {
         /// The kernel.
         function: String,
@@ -155,6 +196,7 @@ pub enum CudaError {
     /// A tensor map's parameter breaks a rule of `cuTensorMapEncode*` or
     /// `cuTensorMapReplaceAddress` (or the tensor does not fit in the memory it
     /// describes); nothing was encoded or changed.
+    #[error("tensor map parameter `{parameter}`: {rule}")]
     InvalidTensorMap {
         /// The C parameter (`boxDim`, `globalStrides`, ...), `device`, or
         /// `TensorLayout::KIND` (a constructor of another kind than the layout's).
@@ -163,11 +205,13 @@ pub enum CudaError {
         rule: String,
     },
     /// The device lacks a feature the call needs (a device attribute says so).
+    #[error("the device lacks {feature}")]
     DeviceLacks {
         /// The feature (the device attribute's meaning).
         feature: &'static str,
     },
     /// An argument the call cannot accept: which parameter, and the rule it breaks.
+    #[error("invalid `{parameter}`: {rule}")]
     InvalidArgument {
         /// The parameter.
         parameter: &'static str,
@@ -176,6 +220,7 @@ pub enum CudaError {
     },
     /// A launch configuration that breaks one of the driver's rules, found before
     /// the driver is called ([`crate::launch_config`]).
+    #[error("invalid launch configuration, {parameter}: {rule}")]
     InvalidLaunch {
         /// The setting at fault (`grid`, `block`, `cluster`, `cooperative`, ...).
         parameter: &'static str,
@@ -183,6 +228,9 @@ pub enum CudaError {
         rule: String,
     },
     /// A cooperative launch whose grid cannot be resident on the device at once.
+    #[error(
+        "a cooperative grid of {blocks} blocks cannot be resident at once: the device holds at most {max} such blocks"
+    )]
     CooperativeGridTooLarge {
         /// Blocks in the grid.
         blocks: u64,
@@ -191,12 +239,19 @@ pub enum CudaError {
     },
     /// The context was not bound: a binding of this handle reported a sticky error
     /// (`code`), which leaves the context unusable ([`crate::context`]'s docs).
+    #[error(
+        "the context is unusable: a binding of it reported {code}; drop it and create a new context"
+    )]
     ContextPoisoned {
-        /// The sticky error.
+        /// The sticky error (also the error's `source`).
+        #[source]
         code: CUresult,
     },
     /// A kernel-visible view of a `PeerGroup` buffer (the `multi-gpu` feature) was
     /// asked for in a context without peer access to the buffer's owner.
+    #[error(
+        "device {accessor} has no peer access to device {owner}'s memory: enable it with PeerGroup::enable_peer_access first"
+    )]
     PeerAccessNotEnabled {
         /// The ordinal of the device whose context wanted the view.
         accessor: usize,
@@ -205,73 +260,16 @@ pub enum CudaError {
     },
     /// Peer access cannot be disabled while a `PeerGroup` binding (the `multi-gpu`
     /// feature) is active in the process: its kernels may rely on it.
+    #[error(
+        "peer access cannot be disabled while a PeerGroup binding is active (its kernels may be using it)"
+    )]
     PeerGroupsLive,
 }
 
 /// What a sticky code's message adds.
-impl fmt::Display for CudaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Driver(code) => write!(f, "{code}{}", sticky_note(*code)),
-            Self::NotSupported { function, needs } => write!(f, "{function} is not available from the loaded CUDA driver (its ABI needs driver {needs} or newer)"),
-            Self::Load(e) => fmt::Display::fmt(e, f),
-            Self::ContextAlreadyBound => f.write_str("a context is already current on this thread (a binding, or a context other code left current): nest with CurrentContext::push instead"),
-            Self::ContextMismatch { expected, found } => write!(f, "the current context ({found:#x}) is not the binding's ({expected:#x}): other code changed this thread's context stack during the binding"),
-            Self::ForeignDriver => f.write_str("the context belongs to another CUDA driver than the binding's"),
-            Self::ForeignGraphNode { index } => write!(f, "the node (#{index}) belongs to another graph"),
-            Self::GraphUpdate { reason, node } => {
-                write!(f, "the executable graph cannot take this update: {reason:?}")?;
-                match node {
-                    Some(n) => write!(f, " at node #{n}"),
-                    None => Ok(()),
-                }
-            }
-            Self::GraphMemory { allocation, rule } => write!(f, "graph allocation #{allocation}: {rule}"),
-            Self::ForeignCondition => f.write_str("the condition belongs to another graph"),
-            Self::CaptureRefused(why) => write!(f, "capture refused: {why}"),
-            Self::GraphCopyRefused => f.write_str("a graph that writes host memory cannot be cloned or embedded as a child"),
-            Self::CaptureNotActive { status } => write!(f, "the stream is not capturing (status {status:?}): nothing is queued through the capture"),
-            Self::InvalidPath { path, reason } => write!(f, "the path {path:?} cannot be passed to the driver: {reason}"),
-            Self::InHostCallback => f.write_str("CUDA forbids driver calls inside a host callback; none is made there"),
-            Self::WrongStream { argument } => {
-                if let Some(i) = argument {
-                    write!(f, "launch argument {i}: ")?;
-                }
-                f.write_str("a stream-ordered buffer is used only by work queued on the stream it was allocated on, never on another stream or by a graph node: its allocation and free are ordered with that stream's work alone (to share its data, copy it into a DeviceBuffer)")
-            }
-            Self::LengthMismatch { destination_len, source_len } => write!(f, "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"),
-            Self::OutOfRange { start, end, len } => write!(f, "range {start}..{end} is out of bounds for {len} elements"),
-            Self::InvalidImage(why) => write!(f, "invalid module image: {why}"),
-            Self::ReadFile { path, kind } => write!(f, "could not read {}: {kind}", path.display()),
-            Self::JitFailed { log, source } => write!(f, "the JIT compiler refused the module ({source}):\n{log}"),
-            Self::GlobalSizeMismatch { name, expected, found } => write!(f, "module variable `{name}` holds {found} bytes, but the type asked for has {expected}"),
-            Self::SignatureMismatch { function, parameter, expected, found } => write!(f, "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}"),
-            Self::InvalidTensorMap { parameter, rule } => write!(f, "tensor map parameter `{parameter}`: {rule}"),
-            Self::DeviceLacks { feature } => write!(f, "the device lacks {feature}"),
-            Self::InvalidArgument { parameter, rule } => write!(f, "invalid `{parameter}`: {rule}"),
-            Self::InvalidLaunch { parameter, rule } => write!(f, "invalid launch configuration, {parameter}: {rule}"),
-            Self::CooperativeGridTooLarge { blocks, max } => write!(f, "a cooperative grid of {blocks} blocks cannot be resident at once: the device holds at most {max} such blocks"),
-            Self::ContextPoisoned { code } => write!(f, "the context is unusable: a binding of it reported {code}; drop it and create a new context"),
-            Self::PeerAccessNotEnabled { accessor, owner } => write!(f, "device {accessor} has no peer access to device {owner}'s memory: enable it with PeerGroup::enable_peer_access first"),
-            Self::PeerGroupsLive => f.write_str("peer access cannot be disabled while a PeerGroup binding is active (its kernels may be using it)"),
-        }
-    }
-}
-
-impl std::error::Error for CudaError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Load(e) => std::error::Error::source(e),
-            Self::JitFailed { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-impl From<LoadError> for CudaError {
-    fn from(e: LoadError) -> Self {
-        Self::Load(e)
-    }
+/// `"launch argument N: "` for a launch argument, nothing otherwise.
+fn launch_argument(argument: Option<usize>) -> String {
+    argument.map_or_else(String::new, |i| format!("launch argument {i}: "))
 }
 
 fn sticky_note(code: CUresult) -> &'static str {
@@ -279,6 +277,18 @@ fn sticky_note(code: CUresult) -> &'static str {
         " (sticky: the context is unusable from now on; drop it and create a new context)"
     } else {
         ""
+    }
+}
+
+/// ` at node #n` when the driver named a node, nothing otherwise.
+struct AtNode(Option<usize>);
+
+impl fmt::Display for AtNode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, " at node #{n}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -379,44 +389,56 @@ impl CUresult {
     }
 }
 
-impl std::error::Error for CUresult {}
+/// A code's text, `CUresult`'s `Display` (derived with `thiserror` where the type is
+/// generated): `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected` — the
+/// names of `cuGetErrorName`, the messages of `cuGetErrorString` — or
+/// `unknown CUDA error code 123456` for a code no header we know declares.
+pub(crate) struct CodeText(pub(crate) CUresult);
 
-impl fmt::Display for CUresult {
-    /// `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected`.
+impl fmt::Display for CodeText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.name(), self.message()) {
-            (Some(name), Some(msg)) => write!(f, "{name} ({}): {msg}", self.0),
-            _ => write!(f, "unknown CUDA error code {}", self.0),
+        let code = self.0;
+        match (code.name(), code.message()) {
+            (Some(name), Some(msg)) => write!(f, "{name} ({}): {msg}", code.0),
+            _ => write!(f, "unknown CUDA error code {}", code.0),
         }
     }
 }
 
 /// Why the driver library could not be loaded. Every variant keeps its cause.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// No candidate library could be opened.
+    #[error("no CUDA driver library could be loaded; tried: {}", list(tried))]
     LibraryNotFound {
         /// Every path tried, in order, with the loader's message.
         tried: Vec<LoadAttempt>,
     },
     /// The library opened, but it is not a CUDA driver: it lacks a required symbol.
+    #[error("{path} is not a CUDA driver: it has no `{symbol}`")]
     NotACudaDriver {
         /// The library.
         path: String,
         /// The required symbol it lacks.
         symbol: &'static str,
     },
-    /// `cuDriverGetVersion` failed.
-    VersionQuery(CUresult),
+    /// `cuDriverGetVersion` failed: its code (also the error's `source`).
+    #[error("cuDriverGetVersion failed: {0}")]
+    VersionQuery(#[source] CUresult),
     /// The CUDA driver does not exist on this platform.
+    #[error("the CUDA driver is not available on {0}")]
     UnsupportedPlatform(&'static str),
     /// The per-thread default stream was asked of a driver without `cuGetProcAddress`.
+    #[error(
+        "the per-thread default stream needs cuGetProcAddress (driver 11.3 or newer), which {path} lacks"
+    )]
     PerThreadNeedsProcAddress {
         /// The library.
         path: String,
     },
     /// An environment variable names a choice this build cannot honour.
+    #[error("{variable}={value}: {reason}")]
     Environment {
         /// The variable.
         variable: &'static str,
@@ -426,45 +448,13 @@ pub enum LoadError {
         reason: &'static str,
     },
     /// The process-wide driver was already loaded with other options.
+    #[error("the process-wide driver is already loaded, with other options")]
     AlreadyLoaded,
     /// A load asked for inside a host callback: loading calls the driver
     /// (`cuDriverGetVersion`, `cuGetProcAddress`), which CUDA forbids there.
+    #[error("CUDA forbids driver calls inside a host callback; no driver is loaded there")]
     InHostCallback,
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::LibraryNotFound { tried } => write!(
-                f,
-                "no CUDA driver library could be loaded; tried: {}",
-                list(tried)
-            ),
-            Self::NotACudaDriver { path, symbol } => {
-                write!(f, "{path} is not a CUDA driver: it has no `{symbol}`")
-            }
-            Self::VersionQuery(code) => write!(f, "cuDriverGetVersion failed: {code}"),
-            Self::UnsupportedPlatform(os) => write!(f, "the CUDA driver is not available on {os}"),
-            Self::PerThreadNeedsProcAddress { path } => write!(
-                f,
-                "the per-thread default stream needs cuGetProcAddress (driver 11.3 or newer), which {path} lacks"
-            ),
-            Self::Environment {
-                variable,
-                value,
-                reason,
-            } => write!(f, "{variable}={value}: {reason}"),
-            Self::AlreadyLoaded => {
-                f.write_str("the process-wide driver is already loaded, with other options")
-            }
-            Self::InHostCallback => f.write_str(
-                "CUDA forbids driver calls inside a host callback; no driver is loaded there",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// One library the loader tried to open, and why it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -556,17 +546,16 @@ mod tests {
     }
 
     #[test]
-    fn display_and_source_are_written_by_hand_as_before() {
+    fn derived_display_and_source() {
         use std::error::Error as _;
         let u = CudaError::GraphUpdate {
             reason:
                 crate::sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
             node: Some(3),
         };
-        assert!(
-            u.to_string()
-                .ends_with("CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED at node #3"),
-            "{u}"
+        assert_eq!(
+            u.to_string(),
+            "the executable graph cannot take this update: CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED at node #3"
         );
         let u = CudaError::GraphUpdate {
             reason:
@@ -574,18 +563,21 @@ mod tests {
             node: None,
         };
         assert!(u.to_string().ends_with("TOPOLOGY_CHANGED"), "{u}");
+        assert!(u.source().is_none());
         let r = CudaError::OutOfRange {
             start: 2,
             end: 9,
             len: 4,
         };
         assert_eq!(r.to_string(), "range 2..9 is out of bounds for 4 elements");
+        // A driver code is the error itself: its text is the driver's, with no source.
         let e = CudaError::Driver(CUresult::CUDA_ERROR_NO_DEVICE);
         assert_eq!(
             e.to_string(),
             "CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected"
         );
         assert!(e.source().is_none());
+        // Errors caused by a driver code give it as their source.
         let j = CudaError::JitFailed {
             log: crate::jit::JitLog::default(),
             source: CUresult::CUDA_ERROR_INVALID_PTX,
@@ -594,12 +586,55 @@ mod tests {
             j.source().map(|s| s.to_string()),
             Some(CUresult::CUDA_ERROR_INVALID_PTX.to_string())
         );
+        let p = CudaError::ContextPoisoned {
+            code: CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+        };
+        assert_eq!(
+            p.source().map(|s| s.to_string()),
+            Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS.to_string())
+        );
+        let v = LoadError::VersionQuery(CUresult::CUDA_ERROR_NOT_INITIALIZED);
+        assert_eq!(
+            v.to_string(),
+            format!(
+                "cuDriverGetVersion failed: {}",
+                CUresult::CUDA_ERROR_NOT_INITIALIZED
+            )
+        );
+        assert_eq!(
+            v.source().map(|s| s.to_string()),
+            Some(CUresult::CUDA_ERROR_NOT_INITIALIZED.to_string())
+        );
+        // A load failure converts (`?`) and is shown as it is (transparent): its
+        // message, and its own source.
         let l: CudaError = LoadError::AlreadyLoaded.into();
         assert_eq!(
             l.to_string(),
             "the process-wide driver is already loaded, with other options"
         );
         assert!(l.source().is_none());
+        let l: CudaError = v.clone().into();
+        assert_eq!(l.to_string(), v.to_string());
+        assert_eq!(
+            l.source().map(|s| s.to_string()),
+            Some(CUresult::CUDA_ERROR_NOT_INITIALIZED.to_string())
+        );
+        let n = LoadError::LibraryNotFound {
+            tried: vec![
+                LoadAttempt {
+                    path: "libcuda.so.1".into(),
+                    error: "not found".into(),
+                },
+                LoadAttempt {
+                    path: "libcuda.so".into(),
+                    error: "nope".into(),
+                },
+            ],
+        };
+        assert_eq!(
+            n.to_string(),
+            "no CUDA driver library could be loaded; tried: libcuda.so.1 (not found); libcuda.so (nope)"
+        );
     }
 
     #[test]

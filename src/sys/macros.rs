@@ -1,6 +1,5 @@
 //! The macros that spell the C ABI's shapes in Rust: opaque handles, C enums as
-//! integer newtypes, flag sets as integer newtypes with set operations, and all-zero
-//! `Default`s.
+//! integer newtypes, flag sets as `bitflags` types, and all-zero `Default`s.
 
 /// An opaque driver handle: a `#[repr(transparent)]` newtype over the C pointer.
 ///
@@ -40,9 +39,11 @@ macro_rules! c_handle {
 
 /// A C enum: a `#[repr(transparent)]` integer newtype with one associated constant
 /// per enumerator, so that any value a newer driver returns stays representable.
+/// Attributes after the doc go on the type (`CUresult` derives `thiserror::Error`).
 macro_rules! c_enum {
-    (#[doc = $doc:expr] $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
+    (#[doc = $doc:expr] $(#[$attr:meta])* $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
         #[doc = $doc]
+        $(#[$attr])*
         #[repr(transparent)]
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
         pub struct $name(pub $repr);
@@ -91,126 +92,31 @@ pub(crate) fn fmt_enum(
     }
 }
 
-/// A C flag set: a `#[repr(transparent)]` newtype over its C integer with one
-/// associated constant per flag and the set operations (`|`, `&`, `contains`, ...).
-/// Any bits a newer driver sets are kept (`from_bits_retain`).
+/// A C flag set: a `bitflags` 2 type, `#[repr(transparent)]` over its C integer, with
+/// one associated constant per flag of the header and the whole `bitflags` API (`|`,
+/// `&`, `^`, `-`, `!`, `all`, `from_bits`, `from_bits_truncate`, `from_bits_retain`,
+/// `set`, `toggle`, `iter`, `iter_names`, the `Flags` trait, ...).
+///
+/// The known bits are the header's flags only (no `const _ = !0`): `all()`, `!`
+/// (`complement`), `from_bits` and `from_bits_truncate` speak of the flags this
+/// crate's `cuda.h` names. Bits a newer driver sets are still kept wherever a value is
+/// taken as it is — `from_bits_retain`, which the safe layer uses for every flag word
+/// the driver returns, and `|`, `&`, `^`, `-`, `insert`, `remove`, `set`, `toggle` —
+/// and `Debug` shows them in hex after the names.
 macro_rules! c_flags {
     (#[doc = $doc:expr] $name:ident : $repr:ty { $($c:ident = $v:expr,)* }) => {
-        #[doc = $doc]
-        #[repr(transparent)]
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-        pub struct $name($repr);
-
-        impl $name {
-            $(
-                #[doc = concat!("`", stringify!($c), "`")]
-                pub const $c: Self = Self($v);
-            )*
-            /// Every flag of the header this mirrors, as (C name, value), in header order.
-            pub const KNOWN: &'static [(&'static str, Self)] = &[$((stringify!($c), Self::$c)),*];
-
-            /// No flag set.
-            #[inline]
-            pub const fn empty() -> Self {
-                Self(0)
-            }
-            /// The C integer.
-            #[inline]
-            pub const fn bits(self) -> $repr {
-                self.0
-            }
-            /// The set of exactly these bits, known to the header or not.
-            #[inline]
-            pub const fn from_bits_retain(bits: $repr) -> Self {
-                Self(bits)
-            }
-            /// Whether no bit is set.
-            #[inline]
-            pub const fn is_empty(self) -> bool {
-                self.0 == 0
-            }
-            /// Whether every bit of `other` is set here.
-            #[inline]
-            pub const fn contains(self, other: Self) -> bool {
-                self.0 & other.0 == other.0
-            }
-            /// Whether any bit of `other` is set here.
-            #[inline]
-            pub const fn intersects(self, other: Self) -> bool {
-                self.0 & other.0 != 0
-            }
-            /// The bits of both.
-            #[inline]
-            pub const fn union(self, other: Self) -> Self {
-                Self(self.0 | other.0)
-            }
-            /// Sets the bits of `other`.
-            #[inline]
-            pub fn insert(&mut self, other: Self) {
-                self.0 |= other.0;
-            }
-            /// Clears the bits of `other`.
-            #[inline]
-            pub fn remove(&mut self, other: Self) {
-                self.0 &= !other.0;
-            }
-        }
-
-        impl core::ops::BitOr for $name {
-            type Output = Self;
-            #[inline]
-            fn bitor(self, other: Self) -> Self {
-                Self(self.0 | other.0)
-            }
-        }
-
-        impl core::ops::BitOrAssign for $name {
-            #[inline]
-            fn bitor_assign(&mut self, other: Self) {
-                self.0 |= other.0;
-            }
-        }
-
-        impl core::ops::BitAnd for $name {
-            type Output = Self;
-            #[inline]
-            fn bitand(self, other: Self) -> Self {
-                Self(self.0 & other.0)
-            }
-        }
-
-        impl core::fmt::Debug for $name {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                const NAMES: &[(&str, u64)] = &[$((stringify!($c), $v as u64)),*];
-                $crate::sys::macros::fmt_flags(f, stringify!($name), self.0 as u64, NAMES)
+        bitflags::bitflags! {
+            #[doc = $doc]
+            #[repr(transparent)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+            pub struct $name: $repr {
+                $(
+                    #[doc = concat!("`", stringify!($c), "`")]
+                    const $c = $v;
+                )*
             }
         }
     };
-}
-
-/// A flag set's `Debug`: `Type(A | B | 0x40)` — the named flags wholly set, then any
-/// bits no name covers, in hex; `Type(0x0)` when empty.
-pub(crate) fn fmt_flags(
-    f: &mut core::fmt::Formatter<'_>,
-    ty: &str,
-    bits: u64,
-    names: &[(&str, u64)],
-) -> core::fmt::Result {
-    write!(f, "{ty}(")?;
-    let mut rest = bits;
-    let mut first = true;
-    for &(name, v) in names {
-        if v != 0 && bits & v == v && rest & v != 0 {
-            f.write_str(if first { "" } else { " | " })?;
-            f.write_str(name)?;
-            rest &= !v;
-            first = false;
-        }
-    }
-    if rest != 0 || first {
-        write!(f, "{}{rest:#x}", if first { "" } else { " | " })?;
-    }
-    f.write_str(")")
 }
 
 /// `Default` as all-zero bytes, for C structs and unions: every field type the header
@@ -234,7 +140,7 @@ pub(crate) use {c_enum, c_flags, c_handle, zeroed_default};
 
 #[cfg(test)]
 mod tests {
-    use crate::sys::{CUctx_flags, CUresult};
+    use crate::sys::{CUctx_flags, CUmemhostregister_flags, CUresult, CUstream_flags};
 
     #[test]
     fn flag_sets_print_their_names_and_keep_unknown_bits() {
@@ -244,6 +150,7 @@ mod tests {
             "CUctx_flags(CU_CTX_SCHED_YIELD | CU_CTX_MAP_HOST)"
         );
         let odd = CUctx_flags::from_bits_retain(CUctx_flags::CU_CTX_MAP_HOST.bits() | 0x8000_0000);
+        assert_eq!(odd.bits(), 0x8000_0008);
         assert_eq!(
             format!("{odd:?}"),
             "CUctx_flags(CU_CTX_MAP_HOST | 0x80000000)"
@@ -256,6 +163,92 @@ mod tests {
         assert_eq!(g, CUctx_flags::CU_CTX_SCHED_YIELD);
         g.insert(CUctx_flags::CU_CTX_MAP_HOST);
         assert_eq!(g, f.union(CUctx_flags::empty()));
+        // Unknown bits survive the operations that take a value as it is.
+        assert_eq!((odd | f).bits(), 0x8000_000a);
+        assert_eq!((odd ^ f).bits(), 0x8000_0002);
+        assert_eq!((odd - f).bits(), 0x8000_0000);
+        let mut h = odd;
+        h.set(CUctx_flags::CU_CTX_MAP_HOST, false);
+        h.toggle(CUctx_flags::CU_CTX_SCHED_SPIN);
+        assert_eq!(h.bits(), 0x8000_0001);
+    }
+
+    #[test]
+    fn flag_sets_know_exactly_the_header_flags() {
+        use bitflags::Flags as _;
+        // The known bits are the header's: CU_CTX_FLAGS_MASK covers them all.
+        assert_eq!(CUctx_flags::all(), CUctx_flags::CU_CTX_FLAGS_MASK);
+        assert_eq!(CUctx_flags::all().bits(), 0xff);
+        assert_eq!(
+            CUctx_flags::from_bits(0x0a),
+            Some(CUctx_flags::CU_CTX_SCHED_YIELD | CUctx_flags::CU_CTX_MAP_HOST)
+        );
+        assert_eq!(CUctx_flags::from_bits(0x8000_0008), None);
+        assert_eq!(
+            CUctx_flags::from_bits_truncate(0x8000_0008),
+            CUctx_flags::CU_CTX_MAP_HOST
+        );
+        // `!` is the complement within the known bits: an unknown bit is dropped.
+        let odd = CUctx_flags::from_bits_retain(0x8000_0008);
+        assert_eq!((!odd).bits(), 0xf7);
+        assert_eq!(
+            !CUctx_flags::empty(),
+            CUctx_flags::all(),
+            "the complement of nothing is every known flag"
+        );
+        assert!(odd.contains_unknown_bits() && !CUctx_flags::all().contains_unknown_bits());
+        assert_eq!(
+            CUctx_flags::from_name("CU_CTX_MAP_HOST"),
+            Some(CUctx_flags::CU_CTX_MAP_HOST)
+        );
+        assert_eq!(CUctx_flags::from_name("CU_CTX_NOPE"), None);
+        assert_eq!(CUctx_flags::FLAGS.len(), 12);
+        assert_eq!(CUctx_flags::FLAGS[0].name(), "CU_CTX_SCHED_AUTO");
+    }
+
+    #[test]
+    fn flag_sets_iterate_named_flags_then_the_rest() {
+        let f = CUmemhostregister_flags::CU_MEMHOSTREGISTER_PORTABLE
+            | CUmemhostregister_flags::CU_MEMHOSTREGISTER_DEVICEMAP
+            | CUmemhostregister_flags::from_bits_retain(0x4000_0000);
+        let names: Vec<_> = f.iter_names().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "CU_MEMHOSTREGISTER_PORTABLE",
+                "CU_MEMHOSTREGISTER_DEVICEMAP"
+            ]
+        );
+        // `iter` yields the named flags, then the unknown bits as one value.
+        let bits: Vec<_> = f.iter().map(|x| x.bits()).collect();
+        assert_eq!(bits, [1, 2, 0x4000_0000]);
+        let back: CUmemhostregister_flags = f.iter().collect();
+        assert_eq!(back, f);
+        let mut e = CUmemhostregister_flags::empty();
+        e.extend(f.iter());
+        assert_eq!(e, f);
+        // Names in header order, each once its bits are all set; an alias or mask
+        // whose bits are already named (CU_CTX_BLOCKING_SYNC, CU_CTX_SCHED_MASK) is
+        // not repeated.
+        let m = CUctx_flags::from_bits_retain(0x0f);
+        assert_eq!(
+            format!("{m:?}"),
+            "CUctx_flags(CU_CTX_SCHED_SPIN | CU_CTX_SCHED_YIELD | CU_CTX_SCHED_BLOCKING_SYNC | CU_CTX_MAP_HOST)"
+        );
+        assert!(m.contains(CUctx_flags::CU_CTX_SCHED_MASK));
+    }
+
+    #[test]
+    fn flag_sets_are_their_c_integer() {
+        assert_eq!(
+            core::mem::size_of::<CUctx_flags>(),
+            core::mem::size_of::<core::ffi::c_uint>()
+        );
+        assert_eq!(
+            core::mem::align_of::<CUstream_flags>(),
+            core::mem::align_of::<core::ffi::c_uint>()
+        );
+        assert_eq!(CUctx_flags::default(), CUctx_flags::empty());
     }
 
     #[test]

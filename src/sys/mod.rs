@@ -8,9 +8,11 @@
 //!   associated constants with their C names ([`CUresult::CUDA_ERROR_INVALID_VALUE`]),
 //!   so a value that a newer driver returns is still representable — a Rust `enum`
 //!   across FFI would make it undefined behaviour;
-//! - flag sets are `#[repr(transparent)]` integer newtypes too ([`CUctx_flags`],
-//!   [`CUstream_flags`], [`CUmemhostalloc_flags`], ...), with one constant per flag and
-//!   the set operations (`|`, `&`, `contains`, `bits`, `from_bits_retain`);
+//! - flag sets are `bitflags` 2 types ([`CUctx_flags`], [`CUstream_flags`],
+//!   [`CUmemhostalloc_flags`], ...), `#[repr(transparent)]` over the C integer, with one
+//!   constant per flag and the whole `bitflags` API; the known bits are the header's
+//!   flags (`all`, `!`, `from_bits`, `from_bits_truncate`), and bits a newer driver
+//!   sets are kept by `from_bits_retain` and the binary operations;
 //! - structs and unions are `#[repr(C)]`, with their size and alignment asserted at
 //!   compile time and every field offset checked against the real header by
 //!   `tests/abi.rs`.
