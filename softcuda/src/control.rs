@@ -83,6 +83,19 @@ pub fn config() -> Config {
     state::config()
 }
 
+/// `[start, end)` of softcuda's device address space, reserved at the first call (or
+/// the first device allocation); `None` if the system granted none (device
+/// allocations then fail with out-of-memory). Every device allocation —
+/// `cuMemAlloc`, pitched, managed, pool blocks, graph memory, module variables — lies
+/// inside it, freed ones stay inside it (inaccessible until a later device allocation
+/// reuses them), and no host memory ever does: pinned and registered host memory, and
+/// whatever the host allocator hands out, lie outside. A copy whose host side or a
+/// `cuMemHostRegister` whose range touches it is refused with
+/// `CUDA_ERROR_INVALID_VALUE`.
+pub fn device_range() -> Option<(u64, u64)> {
+    crate::devspace::bounds()
+}
+
 /// Makes the `nth` call (1-based, from now) of `function` (its base name, e.g.
 /// `cuMemAlloc`) return `code` without doing anything.
 pub fn inject_fault(function: &str, nth: u64, code: CUresult) {

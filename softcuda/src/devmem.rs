@@ -1,11 +1,22 @@
 //! How softcuda itself touches device memory, and why that is sound.
 //!
-//! Device memory — `cuMemAlloc` allocations, module variables, pinned
-//! (`cuMemHostAlloc`) and registered (`cuMemHostRegister`) host memory — is host
-//! memory that several host threads may touch at once: kernels and copies on stream
-//! workers, work on the default streams on the calling threads. A program may race
-//! on it (two streams writing one buffer is a device-side race, harmless on a GPU),
-//! so that must not become a data race in this process:
+//! Mapped memory — device memory (`cuMemAlloc` allocations, module variables, pool
+//! blocks, graph and managed memory) and pinned (`cuMemHostAlloc`) and registered
+//! (`cuMemHostRegister`) host memory — is memory of this process that several host
+//! threads may touch at once: kernels and copies on stream workers, work on the
+//! default streams on the calling threads. A program may race on it (two streams
+//! writing one buffer is a device-side race, harmless on a GPU), so that must not
+//! become a data race in this process:
+//!
+//! - **Device addresses are never host addresses** ([`crate::devspace`]). Device
+//!   memory lives in a range of address space softcuda reserves for itself, apart
+//!   from the host allocator's; freed device memory is made inaccessible and never
+//!   returned to the host allocator (only a later device allocation may reuse it).
+//!   So a stale or wild device address — in a kernel, a copy or a memset — finds a
+//!   live device allocation (a device-side bug, as on a GPU) or nothing (an illegal
+//!   address, or `CUDA_ERROR_INVALID_VALUE` for a copy's host side there), never a
+//!   `Box`, a `Vec` or a pinned buffer the host owns. Pinned and registered host
+//!   memory, which kernels may also reach (mapped pinned memory), lie outside it.
 //!
 //! - **Every access softcuda makes to device memory is a relaxed atomic** — the
 //!   interpreter's loads, stores and read-modify-writes (`ptx::exec`), and the device

@@ -2,9 +2,10 @@
 //!
 //! Built as `libsoftcuda.so` (loaded through `dlopen` like the real driver: it exports
 //! the driver's symbol names, `cuMemAlloc_v2` and so on) and as an rlib (in-process,
-//! through [`cuGetProcAddress_v2`]). Device memory lives in host memory at unique
-//! addresses; streams are worker threads; kernels are PTX, run by the interpreter in
-//! [`ptx`]. [`control`] is the test surface: live-handle counts, fault injection,
+//! through [`cuGetProcAddress_v2`]). Device memory lives in a range of address space
+//! softcuda reserves for it, apart from host memory ([`control::device_range`]);
+//! streams are worker threads; kernels are PTX, run by the interpreter in [`ptx`].
+//! [`control`] is the test surface: live-handle counts, fault injection,
 //! allocation budgets and a call log.
 //!
 //! Configuration (before `cuInit`): `SOFTCUDA_VERSION` (default 12090) and
@@ -20,6 +21,7 @@ pub mod api;
 pub mod control;
 pub mod device;
 mod devmem;
+mod devspace;
 pub mod graph;
 pub mod ptx;
 mod result_codes;

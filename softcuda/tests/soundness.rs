@@ -1,8 +1,9 @@
 //! softcuda's own soundness, through the C ABI: memory is never freed under work that
 //! may still touch it (work of destroyed streams, kernels running on other threads,
 //! work queued in another context), work that fails while it runs poisons its
-//! context with a sticky error, arguments that would overflow are refused, and the
-//! occupancy calculator takes any `size_t`.
+//! context with a sticky error, arguments that would overflow are refused, the
+//! occupancy calculator takes any `size_t`, and device memory lives in an address
+//! range of its own, so that a stale device address never reaches host memory.
 //!
 //! Where a regression would make softcuda touch freed memory, the tests are built so
 //! that the assertion that notices it fails first, while the work is still held back
@@ -690,6 +691,261 @@ fn occupancy_takes_any_dynamic_shared_memory_size() {
             most + 1,
         ));
         assert_eq!(n, 0);
+        ok(cuCtxDestroy_v2(ctx));
+    }
+    no_leaks();
+}
+
+/// A kernel that stores 7 through its one pointer parameter.
+const POKE: &str = concat!(
+    ".version 8.0\n.target sm_80\n.address_size 64\n",
+    ".visible .entry poke(.param .u64 poke_p)\n{\n",
+    ".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n",
+    "ld.param.u64 %rd1, [poke_p];\nmov.u32 %r1, 7;\nst.global.u32 [%rd1], %r1;\nret;\n}\n\0"
+);
+
+/// Sizes of the allocations the address-space tests make.
+const SIZES: [usize; 5] = [64, 256, 4096, 65536, 1 << 20];
+
+fn overlap(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+}
+
+/// Device memory of every kind the driver hands out for `size` bytes, freed at
+/// once: `cuMemAlloc`, managed memory and a pool block (its pool trimmed, so that
+/// the block is given back). Their ranges.
+fn freed_device_ranges(s: CUstream) -> Vec<(u64, u64)> {
+    use softcuda::api::{managed::cuMemAllocManaged, pool::*};
+    let mut freed = Vec::new();
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: softcuda's exports, called as C would call them.
+    unsafe {
+        ok(cuDeviceGetDefaultMemPool(&mut pool, 0));
+        for size in SIZES {
+            let mut d = 0;
+            ok(cuMemAlloc_v2(&mut d, size));
+            ok(cuMemFree_v2(d));
+            freed.push((d, size as u64));
+            ok(cuMemAllocManaged(&mut d, size, 1));
+            ok(cuMemFree_v2(d));
+            freed.push((d, size as u64));
+            ok(cuMemAllocAsync(&mut d, size, s));
+            ok(cuMemFreeAsync(d, s));
+            ok(cuStreamSynchronize(s));
+            ok(cuMemPoolTrimTo(pool, 0));
+            freed.push((d, size as u64));
+        }
+    }
+    freed
+}
+
+/// Device memory is freed, host memory allocated after it — pinned buffers and
+/// plain heap blocks of the same sizes — and a kernel then stores through every
+/// stale device address: no host buffer ever lies at a freed device address, and
+/// every store faults (`ILLEGAL_ADDRESS`) instead of landing in a host buffer. On a
+/// GPU device and host addresses are apart; softcuda keeps them apart too.
+#[test]
+fn a_stale_device_address_never_reaches_host_memory() {
+    let _g = serial();
+    let ctx = create_context();
+    let mut s = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    ok(unsafe { cuStreamCreate(&mut s, 0x1) });
+    let freed = freed_device_ranges(s);
+    let mut pinned = Vec::new();
+    for size in SIZES {
+        for _ in 0..4 {
+            let mut p = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer.
+            ok(unsafe { cuMemAllocHost_v2(&mut p, size) });
+            // SAFETY: `p` holds `size` bytes.
+            unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0xA5, size) };
+            pinned.push((p, size));
+        }
+    }
+    let heap: Vec<Vec<u8>> = SIZES
+        .iter()
+        .flat_map(|&n| (0..20).map(move |_| vec![0x5Au8; n]))
+        .collect();
+    let host: Vec<(u64, u64)> = pinned
+        .iter()
+        .map(|&(p, n)| (p as u64, n as u64))
+        .chain(heap.iter().map(|v| (v.as_ptr() as u64, v.len() as u64)))
+        .collect();
+    for &d in &freed {
+        for &h in &host {
+            assert!(
+                !overlap(d, h),
+                "host memory {h:x?} at freed device memory {d:x?}"
+            );
+        }
+    }
+    // Every stale store faults, in a context of its own (the fault is sticky).
+    for &(d, _) in &freed {
+        let c = create_context();
+        let f = function(load(POKE), c"poke");
+        // SAFETY: softcuda's exports, called as C would call them.
+        unsafe {
+            let mut r = launch(f, std::ptr::null_mut(), &[(&raw const d).cast()]);
+            if r == code::SUCCESS {
+                r = cuCtxSynchronize();
+            }
+            assert_eq!(r, code::ILLEGAL_ADDRESS, "a store to {d:#x}");
+            ok(cuCtxDestroy_v2(c));
+        }
+    }
+    // SAFETY: a live context.
+    ok(unsafe { cuCtxSetCurrent(ctx) });
+    for &(p, n) in &pinned {
+        // SAFETY: `p` holds `n` bytes, no longer touched by any work.
+        let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+        assert!(bytes.iter().all(|&b| b == 0xA5), "a pinned buffer changed");
+        // SAFETY: a live pinned allocation.
+        ok(unsafe { cuMemFreeHost(p) });
+    }
+    assert!(
+        heap.iter().flatten().all(|&b| b == 0x5A),
+        "a heap buffer changed"
+    );
+    // SAFETY: softcuda's exports, called as C would call them.
+    unsafe {
+        ok(cuStreamDestroy_v2(s));
+        ok(cuCtxDestroy_v2(ctx));
+    }
+    no_leaks();
+}
+
+/// A module with one 4-byte variable, `g`.
+const GLOBAL: &str = concat!(
+    ".version 8.0\n.target sm_80\n.address_size 64\n",
+    ".visible .global .align 4 .u32 g;\n",
+    ".visible .entry nop()\n{\nret;\n}\n\0"
+);
+
+/// Every kind of device memory lies inside `control::device_range`, 256-aligned, and
+/// no host memory does (pinned, registered, the heap's), before and after frees; a
+/// device allocation made after frees lies apart from live host memory; a copy whose
+/// host side is a freed device address, and a registration of one, are refused
+/// instead of touching it.
+#[test]
+fn device_memory_lies_in_its_own_address_space() {
+    use softcuda::api::{managed::cuMemAllocManaged, pool::*};
+    let _g = serial();
+    let (lo, hi) = control::device_range().expect("a device address space");
+    assert!(lo != 0 && hi > lo);
+    let inside = |(a, n): (u64, u64)| a >= lo && a + n <= hi;
+    let outside = |(a, n): (u64, u64)| a + n <= lo || a >= hi;
+    let ctx = create_context();
+    let mut s = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    ok(unsafe { cuStreamCreate(&mut s, 0x1) });
+    // Host memory: pinned, registered, the heap's.
+    let mut pinned = Vec::new();
+    let mut registered: Vec<Vec<u8>> = Vec::new();
+    let mut heap: Vec<Vec<u8>> = Vec::new();
+    for size in SIZES {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        ok(unsafe { cuMemHostAlloc(&mut p, size, 0) });
+        pinned.push((p, size));
+        let mut r = vec![0u8; size];
+        // SAFETY: `r` is ours, `size` bytes, unregistered before it is dropped.
+        ok(unsafe { cuMemHostRegister_v2(r.as_mut_ptr().cast(), size, 0) });
+        registered.push(r);
+        heap.push(vec![1u8; size]);
+    }
+    let host = |pinned: &[(*mut c_void, usize)], heap: &[Vec<u8>], reg: &[Vec<u8>]| {
+        pinned
+            .iter()
+            .map(|&(p, n)| (p as u64, n as u64))
+            .chain(
+                heap.iter()
+                    .chain(reg)
+                    .map(|v| (v.as_ptr() as u64, v.len() as u64)),
+            )
+            .collect::<Vec<_>>()
+    };
+    for h in host(&pinned, &heap, &registered) {
+        assert!(outside(h), "host memory {h:x?} in the device range");
+    }
+    // Device memory of every kind, freed, then allocated again.
+    let freed = freed_device_ranges(s);
+    for &d in &freed {
+        assert!(inside(d), "device memory {d:x?} outside the device range");
+        assert_eq!(d.0 % 256, 0);
+    }
+    for size in SIZES {
+        heap.push(vec![2u8; size]);
+    }
+    let m = load(GLOBAL);
+    let (mut live, mut pool_live) = (Vec::new(), Vec::new());
+    // SAFETY: softcuda's exports, called as C would call them.
+    unsafe {
+        let (mut g, mut gn) = (0, 0);
+        ok(cuModuleGetGlobal_v2(&mut g, &mut gn, m, c"g".as_ptr()));
+        live.push((g, gn as u64));
+        for size in SIZES {
+            let mut d = 0;
+            ok(cuMemAlloc_v2(&mut d, size));
+            live.push((d, size as u64));
+            let mut pitch = 0;
+            ok(cuMemAllocPitch_v2(&mut d, &mut pitch, size.min(1000), 3, 4));
+            live.push((d, (pitch * 3) as u64));
+            ok(cuMemAllocManaged(&mut d, size, 1));
+            live.push((d, size as u64));
+            ok(cuMemAllocAsync(&mut d, size, s));
+            live.push((d, size as u64));
+            pool_live.push(d);
+        }
+        ok(cuStreamSynchronize(s));
+    }
+    let host_now = host(&pinned, &heap, &registered);
+    for &d in &live {
+        assert!(inside(d), "device memory {d:x?} outside the device range");
+        assert_eq!(d.0 % 256, 0);
+        for &h in &host_now {
+            assert!(
+                !overlap(d, h),
+                "device memory {d:x?} over host memory {h:x?}"
+            );
+        }
+    }
+    // A freed device address is neither a copy's host side nor registrable.
+    let stale = freed
+        .iter()
+        .copied()
+        .find(|&f| live.iter().all(|&l| !overlap(f, l)))
+        .expect("a freed range not reused");
+    let (d, _) = live[1];
+    // SAFETY: softcuda's exports; the stale host pointers are refused, not touched.
+    unsafe {
+        assert_eq!(
+            cuMemcpyDtoH_v2(stale.0 as *mut c_void, d, 64),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemcpyHtoD_v2(d, stale.0 as *const c_void, 64),
+            code::INVALID_VALUE
+        );
+        assert_eq!(
+            cuMemHostRegister_v2(stale.0 as *mut c_void, 64, 0),
+            code::INVALID_VALUE
+        );
+        ok(cuMemsetD8_v2(d, 3, 64)); // the context is not poisoned
+    }
+    // SAFETY: softcuda's exports, called as C would call them.
+    unsafe {
+        for &(p, _) in &pinned {
+            ok(cuMemFreeHost(p));
+        }
+        for r in &registered {
+            ok(cuMemHostUnregister(r.as_ptr().cast_mut().cast()));
+        }
+        for d in pool_live {
+            ok(cuMemFreeAsync(d, s));
+        }
+        ok(cuStreamSynchronize(s));
+        ok(cuStreamDestroy_v2(s));
         ok(cuCtxDestroy_v2(ctx));
     }
     no_leaks();

@@ -1,6 +1,7 @@
-//! Memory: device allocations (host memory at unique addresses, bounded by the device's
-//! profile), pinned and registered host memory, copies and sets in every direction,
-//! synchronous and stream-ordered, pointer attributes and IPC handles.
+//! Memory: device allocations (in softcuda's own device address space, apart from
+//! host memory: `crate::devspace`; bounded by the device's profile), pinned and
+//! registered host memory, copies and sets in every direction, synchronous and
+//! stream-ordered, pointer attributes and IPC handles.
 
 use super::out;
 use crate::devmem::{self, Span};
@@ -43,8 +44,13 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
     {
         return Err(code::OUT_OF_MEMORY);
     }
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout(size)?) };
+    let p = if kind == AllocKind::Device {
+        crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)? as *mut u8
+    } else {
+        // Pinned host memory: host memory, from the host allocator.
+        // SAFETY: the layout has a non-zero size.
+        unsafe { std::alloc::alloc_zeroed(layout(size)?) }
+    };
     if p.is_null() {
         return Err(code::OUT_OF_MEMORY);
     }
@@ -71,30 +77,24 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
     Ok(p as u64)
 }
 
-/// Reserves `size` bytes of zeroed memory for graph memory (not entered in the map:
-/// see `crate::graph::mem`).
+/// Reserves `size` bytes of zeroed device memory (in the device address space,
+/// `crate::devspace`) for a pool block or graph memory (not entered in the map: see
+/// `crate::api::pool` and `crate::graph::mem`).
 pub(crate) fn reserve(size: u64) -> R<u64> {
     if size == 0 {
         return Err(code::INVALID_VALUE);
     }
-    // SAFETY: the layout has a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout(size)?) };
-    if p.is_null() {
-        return Err(code::OUT_OF_MEMORY);
-    }
-    Ok(p as u64)
+    crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)
 }
 
-/// Gives back memory [`reserve`] returned.
+/// Gives back memory [`reserve`] returned (its addresses stay device addresses).
 ///
 /// # Safety
 /// `base` came from `reserve(size)`, is given back once, and nothing accesses it
 /// any more.
 pub(crate) unsafe fn unreserve(base: u64, size: u64) {
-    if let Ok(l) = layout(size) {
-        // SAFETY: the caller's promise; the same layout as `reserve`'s.
-        unsafe { std::alloc::dealloc(base as *mut u8, l) };
-    }
+    // SAFETY: the caller's promise, passed on.
+    unsafe { crate::devspace::free(base, size) };
 }
 
 /// A fresh buffer id.
@@ -123,8 +123,9 @@ pub(crate) fn with_graph_memory<T>(f: impl FnOnce() -> T) -> T {
 pub(crate) struct Removed {
     /// Whether anything was removed (registered ranges have nothing to deallocate).
     any: bool,
-    /// Allocations softcuda owns: base and size.
-    owned: Vec<(u64, u64)>,
+    /// Allocations softcuda owns: base, size, and whether it is device memory (from
+    /// `crate::devspace`; otherwise pinned host memory, from the host allocator).
+    owned: Vec<(u64, u64, bool)>,
 }
 
 impl Removed {
@@ -143,8 +144,13 @@ impl Removed {
             return;
         }
         devmem::quiesce();
-        for (base, size) in self.owned {
-            if let Ok(l) = layout(size) {
+        for (base, size, device) in self.owned {
+            if device {
+                // SAFETY: `base` came from `devspace::alloc(size)` and left the map
+                // once (so it is freed once); every operation that could still touch
+                // it has ended (above), and no later one can find it.
+                unsafe { crate::devspace::free(base, size) };
+            } else if let Ok(l) = layout(size) {
                 // SAFETY: `base` came from `alloc_zeroed` with this layout and left the
                 // map once (so it is deallocated once); every operation that could
                 // still touch it has ended (above), and no later one can find it.
@@ -186,7 +192,9 @@ fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R<Remove
             a.size.min(state::ALLOCATED.load(Ordering::Relaxed)),
             Ordering::Relaxed,
         );
-        removed.owned.push((base, a.size));
+        removed
+            .owned
+            .push((base, a.size, a.kind == AllocKind::Device));
     }
     Ok(removed)
 }
@@ -219,7 +227,9 @@ pub(crate) fn free_global(s: &mut State, base: u64) -> Removed {
 
 /// Checks one side of a copy or memset: `Some` if it lies in mapped memory (device,
 /// pinned or registered), `None` for plain host memory; `INVALID_VALUE` if it
-/// straddles mapped memory, or if `device` and it is not mapped.
+/// straddles mapped memory, if `device` and it is not mapped, or if it touches the
+/// device address space without lying in live memory there (a freed device address
+/// is never host memory: `crate::devspace`).
 fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>> {
     let mut span = devmem::classify(&state::memory(), addr, len as u64)?;
     if span.is_none() {
@@ -228,7 +238,7 @@ fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>> {
     if span.is_none() && GRAPH_CHECK.with(core::cell::Cell::get) {
         span = graph::mem::reserved_span(addr, len as u64);
     }
-    if device && span.is_none() {
+    if span.is_none() && (device || crate::devspace::overlaps(addr, len as u64)) {
         return Err(code::INVALID_VALUE);
     }
     Ok(span)
@@ -510,6 +520,10 @@ pub unsafe extern "C" fn cuMemHostRegister_v2(
         let mut map = state::memory_mut();
         let start = p as u64;
         let end = start.checked_add(size as u64).ok_or(code::INVALID_VALUE)?;
+        if crate::devspace::overlaps(start, size as u64) {
+            // Device addresses, live or freed, are never host memory.
+            return Err(code::INVALID_VALUE);
+        }
         if map
             .range(..end)
             .next_back()
