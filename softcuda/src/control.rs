@@ -20,7 +20,7 @@ pub fn live_counts() -> LiveCounts {
 /// then name destroyed contexts (`CUDA_ERROR_INVALID_CONTEXT`).
 pub fn reset() {
     crate::stream::drain(None);
-    let mut removed = crate::api::memory::Removed::default();
+    let mut removed = crate::devalloc::Removed::default();
     {
         let mut s = state::state();
         let ids: Vec<u64> = s.contexts.keys().copied().collect();
@@ -36,8 +36,8 @@ pub fn reset() {
         s.links.clear();
     }
     removed.finish();
-    crate::api::pool::reset();
-    crate::api::managed::reset();
+    crate::pool::reset();
+    crate::managed::reset();
     state::with_stack(Vec::clear);
     crate::graph::reset();
     clear_faults();

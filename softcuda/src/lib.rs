@@ -19,10 +19,17 @@
 mod abi_versions;
 pub mod api;
 pub mod control;
+mod copy;
+mod devalloc;
 pub mod device;
 mod devmem;
 mod devspace;
+mod ffi;
 pub mod graph;
+mod image;
+mod launch;
+mod managed;
+mod pool;
 pub mod ptx;
 mod result_codes;
 pub mod state;

@@ -2,7 +2,7 @@
 
 use super::out;
 use crate::api::device::device;
-use crate::api::memory::{Removed, free_all_of};
+use crate::devalloc::{Removed, free_all_of};
 use crate::state::{self, Context, Kind, R, State};
 use crate::types::{CUcontext, CUdevice, CUresult, code};
 use core::ffi::{c_int, c_uint};

@@ -5,12 +5,11 @@
 //! `CUDA_ERROR_NOT_SUPPORTED` (see docs/softcuda.md, "Graphs and capture").
 
 use super::{c_text, out};
-use crate::api::memory::with_graph_memory;
-use crate::api::memory::{memcpy3d_job, set_job};
-use crate::api::module::prepare_launch;
+use crate::copy::{memcpy3d_job, set_job, with_graph_memory};
 use crate::graph::{
     self, CondNode, KernelNode, NodeKind, Raw, capture, cond, exec, mem, node_handle, store,
 };
+use crate::launch::prepare_launch;
 use crate::ptx::LaunchConfig;
 use crate::state::{self, Kind, R};
 use crate::stream::Event;

@@ -19,44 +19,18 @@
 //! (there is no host-side table), as are `cuLibraryGetManaged`,
 //! `cuLibraryGetUnifiedFunction` and `cuKernelSetCacheConfig` (not exported).
 
-use super::memory::{Removed, free_global};
-use super::module::{
-    DEFAULT_SHARED, attribute_of, function_of, install, parse_options, ptx_text, write_global,
-};
 use super::{c_text, out};
+use crate::devalloc::{Removed, free_global};
+use crate::image::{function_of, install, parse_options, ptx_text, write_global};
+use crate::launch::{DEFAULT_SHARED, attribute_of};
 use crate::ptx;
+pub use crate::state::entries::{CUlibrary, KernelEntry, LibraryEntry};
 use crate::state::{self, Kind, R, State};
 use crate::types::*;
 use core::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::Arc;
-
-/// `CUlibrary`.
-pub type CUlibrary = *mut c_void;
-
-/// A loaded library.
-pub struct LibraryEntry {
-    /// The PTX text (or linked image), compiled again for each context's device.
-    text: Arc<String>,
-    /// The JIT options it was loaded with.
-    opts: ptx::JitOptions,
-    /// Compiled at load: the kernels' parameters and attributes.
-    ptx: Arc<ptx::Module>,
-    /// Kernel ids, in the order of `ptx.kernels()`.
-    kernels: Vec<u64>,
-    /// Context id → the module materialised there.
-    modules: HashMap<u64, u64>,
-    /// (kernel index, device) → the shared memory opted in to (`DEFAULT_SHARED` if absent).
-    shared: HashMap<(usize, usize), u32>,
-}
-
-/// A kernel of a library.
-pub struct KernelEntry {
-    library: u64,
-    index: usize,
-    name: Arc<CString>,
-}
 
 fn library_id(h: CUlibrary) -> R<u64> {
     state::id_of(Kind::Library, h).ok_or(code::INVALID_HANDLE)

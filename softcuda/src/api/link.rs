@@ -17,31 +17,14 @@
 //! cubins, host objects, `.a` libraries and NVVM IR are `CUDA_ERROR_NOT_SUPPORTED`:
 //! softcuda has no GPU code to link.
 
-use super::module::{parse_options, ptx_text, write_log};
 use super::{c_text, out};
+use crate::image::{parse_options, ptx_text, write_log};
 use crate::ptx::{self, link::Unit};
+use crate::state::entries::LogTarget;
+pub use crate::state::entries::{CUlinkState, LinkEntry};
 use crate::state::{self, Kind, R};
 use crate::types::*;
 use core::ffi::{CStr, c_char, c_uint, c_void};
-
-/// `CUlinkState`.
-pub type CUlinkState = *mut c_void;
-
-/// A log buffer: address, size in bytes, index of its size option.
-type LogTarget = (usize, usize, usize);
-
-/// A link in progress.
-pub struct LinkEntry {
-    /// JIT options of the link (target: the creating context's device).
-    opts: ptx::JitOptions,
-    info: Option<LogTarget>,
-    error: Option<LogTarget>,
-    /// The caller's option-value array (`*mut *mut c_void`), written back at each log.
-    values: usize,
-    units: Vec<Unit>,
-    /// The completed image, valid until `cuLinkDestroy`.
-    image: Option<Vec<u8>>,
-}
 
 fn as_target(t: Option<(*mut c_char, usize, usize)>) -> Option<LogTarget> {
     t.map(|(b, len, slot)| (b as usize, len, slot))

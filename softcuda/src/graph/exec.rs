@@ -4,8 +4,8 @@
 //! node), per-node parameter updates and whole-graph updates.
 
 use super::{CondNode, NodeKind, Store, mem};
-use crate::api::memory::{memcpy3d_job, set_job};
-use crate::api::module::kernel_job;
+use crate::copy::{memcpy3d_job, set_job};
+use crate::launch::kernel_job;
 use crate::state::{self, R};
 use crate::stream::{self, Event, Job, Work};
 use crate::types::*;
@@ -270,7 +270,7 @@ struct HostCall(unsafe extern "C" fn(*mut c_void), *mut c_void);
 unsafe impl Send for HostCall {}
 
 fn plan(steps: &[Step], out: &mut Vec<Plan>) -> R {
-    crate::api::memory::with_graph_memory(|| plan_steps(steps, out))
+    crate::copy::with_graph_memory(|| plan_steps(steps, out))
 }
 
 fn plan_steps(steps: &[Step], out: &mut Vec<Plan>) -> R {

@@ -99,8 +99,8 @@ pub fn reserve(
     props: CUmemPoolProps,
     access: Vec<CUmemAccessDesc>,
 ) -> R<Reservation> {
-    let base = crate::api::memory::reserve(size)?;
-    let id = crate::api::memory::new_buffer_id();
+    let base = crate::devalloc::reserve(size)?;
+    let id = crate::devalloc::new_buffer_id();
     table().insert(
         base,
         Info {
@@ -254,6 +254,6 @@ pub fn reap() {
         // SAFETY: reserved by `reserve` with this size, out of the table (no check
         // can find it) and of the memory map, and every operation that could have
         // checked it has ended.
-        unsafe { crate::api::memory::unreserve(b, size) };
+        unsafe { crate::devalloc::unreserve(b, size) };
     }
 }

@@ -6,16 +6,25 @@
 //! table, so a stale or forged handle is an error (`CUDA_ERROR_INVALID_HANDLE` /
 //! `INVALID_CONTEXT`), never a dangling dereference. Ids are never reused.
 
-use crate::device::Profile;
 use crate::stream::{Event, Stream};
 use crate::types::{CUresult, code};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError, RwLock};
 
 /// The result of an API function body.
 pub type R<T = ()> = Result<T, CUresult>;
+
+mod config;
+mod controls;
+pub(crate) mod entries;
+
+pub use config::{Config, PeerPerf, PeerSpec, parse_links, parse_nvlinks, parse_p2p};
+pub use controls::{
+    ALLOC_LIMIT, ALLOCATED, call_log, clear_faults, enter, inject_fault, set_logging,
+};
+pub use entries::{FunctionEntry, ModuleEntry};
 
 /// Handle kinds (the top 16 bits of a handle).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,167 +63,6 @@ pub fn handle(kind: Kind, id: u64) -> *mut core::ffi::c_void {
 pub fn id_of(kind: Kind, h: *mut core::ffi::c_void) -> Option<u64> {
     let v = h as usize as u64;
     (v >> 48 == kind as u64 && v & 0xFFFF_FFFF_FFFF != 0).then_some(v & 0xFFFF_FFFF_FFFF)
-}
-
-/// The configuration, read at first use from the environment
-/// (`SOFTCUDA_VERSION`, `SOFTCUDA_DEVICES`) or set through [`crate::control`].
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The version `cuDriverGetVersion` reports (12090 by default).
-    pub version: i32,
-    /// The devices.
-    pub devices: Vec<Profile>,
-    /// Peer links: which device can access which (`None`: every distinct pair).
-    pub peer_links: Option<Vec<(usize, usize)>>,
-    /// What `cuDeviceGetP2PAttribute` reports for a directed link, where it is not
-    /// the default ([`PeerPerf::default`]).
-    pub peer_perf: Vec<((usize, usize), PeerPerf)>,
-    /// Simulated NVLinks, for softcuda's NVML surface only: `(a, b, n)` joins
-    /// devices `a` and `b` by `n` links (empty by default: no device has NVLink).
-    pub nvlinks: Vec<(usize, usize, u32)>,
-}
-
-/// Parses `SOFTCUDA_NVLINK`: `none`, or pairs joined by NVLinks such as `0-1x2,2-3`
-/// (`xN`: N links; one by default).
-pub fn parse_nvlinks(spec: &str) -> Option<Vec<(usize, usize, u32)>> {
-    match spec.trim() {
-        "none" | "" => Some(Vec::new()),
-        list => list
-            .split(',')
-            .map(|l| {
-                let (pair, n) = match l.trim().split_once('x') {
-                    Some((p, n)) => (p, n.parse().ok()?),
-                    None => (l.trim(), 1),
-                };
-                let (a, b) = pair.split_once('-')?;
-                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
-                (a != b && n > 0).then_some((a, b, n))
-            })
-            .collect(),
-    }
-}
-
-/// The attributes `cuDeviceGetP2PAttribute` reports for an accessible directed link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerPerf {
-    /// `PERFORMANCE_RANK` (0: the best link).
-    pub rank: i32,
-    /// `NATIVE_ATOMIC_SUPPORTED`.
-    pub native_atomics: bool,
-    /// `CUDA_ARRAY_ACCESS_SUPPORTED`.
-    pub cuda_array_access: bool,
-}
-
-impl Default for PeerPerf {
-    /// Rank 0, native atomics, no CUDA-array access.
-    fn default() -> Self {
-        Self {
-            rank: 0,
-            native_atomics: true,
-            cuda_array_access: false,
-        }
-    }
-}
-
-/// The peer links and their non-default attributes.
-pub type PeerSpec = (Option<Vec<(usize, usize)>>, Vec<((usize, usize), PeerPerf)>);
-
-/// Parses `SOFTCUDA_P2P`: `all`, `none`, or directed links such as `0-1,1-0`, each
-/// optionally followed by `:rankN`, `:noatomics`, `:arrays` (its P2P attributes).
-pub fn parse_p2p(spec: &str) -> Option<PeerSpec> {
-    match spec.trim() {
-        "all" => Some((None, Vec::new())),
-        "none" | "" => Some((Some(Vec::new()), Vec::new())),
-        list => {
-            let mut links = Vec::new();
-            let mut perf = Vec::new();
-            for entry in list.split(',') {
-                let mut parts = entry.trim().split(':');
-                let (a, b) = parts.next()?.split_once('-')?;
-                let link = (a.parse().ok()?, b.parse().ok()?);
-                let mut p = PeerPerf::default();
-                let mut custom = false;
-                for opt in parts {
-                    custom = true;
-                    match opt {
-                        "noatomics" => p.native_atomics = false,
-                        "arrays" => p.cuda_array_access = true,
-                        r => p.rank = r.strip_prefix("rank")?.parse().ok()?,
-                    }
-                }
-                links.push(link);
-                if custom {
-                    perf.push((link, p));
-                }
-            }
-            Some((Some(links), perf))
-        }
-    }
-}
-
-/// Parses `SOFTCUDA_P2P`'s links (see [`parse_p2p`]), without their attributes.
-pub fn parse_links(spec: &str) -> Option<Option<Vec<(usize, usize)>>> {
-    parse_p2p(spec).map(|(links, _)| links)
-}
-
-impl Config {
-    fn from_env() -> Self {
-        let version = std::env::var("SOFTCUDA_VERSION")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(12090);
-        let devices = std::env::var("SOFTCUDA_DEVICES")
-            .ok()
-            .and_then(|s| Profile::parse_list(&s))
-            .unwrap_or_else(Profile::defaults);
-        let (peer_links, peer_perf) = std::env::var("SOFTCUDA_P2P")
-            .ok()
-            .and_then(|s| parse_p2p(&s))
-            .unwrap_or((None, Vec::new()));
-        let nvlinks = std::env::var("SOFTCUDA_NVLINK")
-            .ok()
-            .and_then(|s| parse_nvlinks(&s))
-            .unwrap_or_default();
-        Self {
-            version,
-            devices,
-            peer_links,
-            peer_perf,
-            nvlinks,
-        }
-    }
-
-    /// The far-end device of each NVLink of device `d`, in link order (at most 18,
-    /// NVML's maximum).
-    pub fn nvlinks_of(&self, d: usize) -> Vec<usize> {
-        let mut far = Vec::new();
-        for &(a, b, n) in &self.nvlinks {
-            let other = match (a == d, b == d) {
-                (true, false) => b,
-                (false, true) => a,
-                _ => continue,
-            };
-            if other < self.devices.len() {
-                let room = 18usize.saturating_sub(far.len());
-                far.extend(std::iter::repeat_n(other, (n as usize).min(room)));
-            }
-        }
-        far.truncate(18);
-        far
-    }
-
-    /// Whether device `a` can access device `b`'s memory.
-    pub fn peer(&self, a: usize, b: usize) -> bool {
-        a != b && self.peer_links.as_ref().is_none_or(|l| l.contains(&(a, b)))
-    }
-
-    /// The P2P attributes of the link `a → b` (meaningful where [`Config::peer`]).
-    pub fn peer_perf(&self, a: usize, b: usize) -> PeerPerf {
-        self.peer_perf
-            .iter()
-            .find(|(l, _)| *l == (a, b))
-            .map_or_else(PeerPerf::default, |(_, p)| *p)
-    }
 }
 
 /// A context.
@@ -319,37 +167,6 @@ pub enum Reach {
     Devices(u64),
 }
 
-/// A loaded module.
-pub struct ModuleEntry {
-    /// The owning context.
-    pub ctx: u64,
-    /// The parsed PTX.
-    pub ptx: Arc<crate::ptx::Module>,
-    /// Device address of each module-scope variable, in `ptx.globals()` order.
-    pub global_addrs: Arc<Vec<u64>>,
-}
-
-/// A kernel of a loaded module.
-#[derive(Clone)]
-pub struct FunctionEntry {
-    /// The module id.
-    pub module: u64,
-    /// The owning context.
-    pub ctx: u64,
-    /// The module's PTX.
-    pub ptx: Arc<crate::ptx::Module>,
-    /// Index into `ptx.kernels()`.
-    pub kernel: usize,
-    /// Its module's global addresses.
-    pub global_addrs: Arc<Vec<u64>>,
-    /// Dynamic shared memory the caller opted in to (`MAX_DYNAMIC_SHARED_SIZE_BYTES`).
-    pub max_dynamic_shared: u32,
-    /// `CUfunc_cache` preference.
-    pub cache_config: u32,
-    /// The kernel's name, for `cuFuncGetName`.
-    pub name: Arc<std::ffi::CString>,
-}
-
 /// Everything behind the one lock.
 pub struct State {
     /// Configuration; fixed at `cuInit`.
@@ -377,11 +194,11 @@ pub struct State {
     /// Device bytes in use, per device.
     pub used: Vec<u64>,
     /// Libraries by id (`cuLibrary*`).
-    pub libraries: HashMap<u64, crate::api::library::LibraryEntry>,
+    pub libraries: HashMap<u64, entries::LibraryEntry>,
     /// Kernels of the libraries, by id.
-    pub kernels: HashMap<u64, crate::api::library::KernelEntry>,
+    pub kernels: HashMap<u64, entries::KernelEntry>,
     /// Link states by id (`cuLink*`).
-    pub links: HashMap<u64, crate::api::link::LinkEntry>,
+    pub links: HashMap<u64, entries::LinkEntry>,
     /// (context, buffer id) of each allocation a context opened with
     /// `cuIpcOpenMemHandle` and has not closed: its kernels may touch it.
     pub ipc_opened: std::collections::HashSet<(u64, u64)>,
@@ -494,7 +311,7 @@ impl KernelMemory {
             ctx,
             device,
             peers,
-            pools: crate::api::pool::open_to(device),
+            pools: crate::pool::open_to(device),
             opened,
         }
     }
@@ -571,88 +388,6 @@ pub fn sticky_of(s: &State, ctx: u64) -> R<Arc<Sticky>> {
 
 // ---- test controls --------------------------------------------------------------
 
-/// A fault to inject: the `nth` call (1-based) of `function` returns `code`.
-#[derive(Debug, Clone)]
-struct Fault {
-    function: String,
-    nth: u64,
-    code: CUresult,
-    seen: u64,
-}
-
-struct Controls {
-    faults: Vec<Fault>,
-    log: Vec<String>,
-}
-
-static CONTROLS: LazyLock<Mutex<Controls>> = LazyLock::new(|| {
-    Mutex::new(Controls {
-        faults: Vec::new(),
-        log: Vec::new(),
-    })
-});
-static ANY_FAULT: AtomicBool = AtomicBool::new(false);
-static LOGGING: AtomicBool = AtomicBool::new(false);
-/// Allocations fail once this many bytes are allocated (`u64::MAX`: never).
-pub static ALLOC_LIMIT: AtomicU64 = AtomicU64::new(u64::MAX);
-/// Bytes allocated (device and pinned) while a limit is set.
-pub static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-
-fn controls() -> MutexGuard<'static, Controls> {
-    CONTROLS.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The prologue of every API function: the call log and injected faults.
-#[inline]
-pub fn enter(function: &str) -> R {
-    if !ANY_FAULT.load(Ordering::Relaxed) && !LOGGING.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    let mut c = controls();
-    if LOGGING.load(Ordering::Relaxed) {
-        c.log.push(function.to_owned());
-    }
-    for f in c.faults.iter_mut().filter(|f| f.function == function) {
-        f.seen += 1;
-        if f.seen == f.nth {
-            return Err(f.code);
-        }
-    }
-    Ok(())
-}
-
-/// Makes the `nth` call (1-based, counted from now) of `function` return `code`.
-pub fn inject_fault(function: &str, nth: u64, code: CUresult) {
-    controls().faults.push(Fault {
-        function: function.to_owned(),
-        nth,
-        code,
-        seen: 0,
-    });
-    ANY_FAULT.store(true, Ordering::Relaxed);
-}
-
-/// Turns the call log on or off; turning it on clears it.
-pub fn set_logging(on: bool) {
-    if on {
-        controls().log.clear();
-    }
-    LOGGING.store(on, Ordering::Relaxed);
-}
-
-/// The functions called since logging was turned on, in order.
-pub fn call_log() -> Vec<String> {
-    controls().log.clone()
-}
-
-/// Forgets injected faults and the allocation limit.
-pub fn clear_faults() {
-    controls().faults.clear();
-    ANY_FAULT.store(false, Ordering::Relaxed);
-    ALLOC_LIMIT.store(u64::MAX, Ordering::Relaxed);
-    ALLOCATED.store(0, Ordering::Relaxed);
-}
-
 /// Replaces the configuration. Refused (`ILLEGAL_STATE`) while any context exists.
 pub fn configure(config: Config) -> R {
     let mut s = state();
@@ -704,7 +439,7 @@ pub struct LiveCounts {
 pub fn live_counts() -> LiveCounts {
     // The pools' lock first, on its own: a stream's pool job holds it while it takes
     // the memory map's, so taking it under `memory()` could deadlock.
-    let pools = crate::api::pool::live_count();
+    let pools = crate::pool::live_count();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -722,54 +457,5 @@ pub fn live_counts() -> LiveCounts {
         libraries: s.libraries.len(),
         link_states: s.links.len(),
         pools,
-    }
-}
-
-#[cfg(test)]
-mod p2p_spec_tests {
-    use super::{PeerPerf, parse_p2p};
-
-    #[test]
-    fn links_take_optional_attributes() {
-        let (links, perf) = parse_p2p("0-1, 1-0:rank2:noatomics ,2-3:arrays").unwrap();
-        assert_eq!(links, Some(vec![(0, 1), (1, 0), (2, 3)]));
-        assert_eq!(
-            perf,
-            vec![
-                (
-                    (1, 0),
-                    PeerPerf {
-                        rank: 2,
-                        native_atomics: false,
-                        cuda_array_access: false
-                    }
-                ),
-                (
-                    (2, 3),
-                    PeerPerf {
-                        rank: 0,
-                        native_atomics: true,
-                        cuda_array_access: true
-                    }
-                ),
-            ]
-        );
-        assert_eq!(parse_p2p("all"), Some((None, Vec::new())));
-        assert_eq!(parse_p2p("none"), Some((Some(Vec::new()), Vec::new())));
-        assert_eq!(parse_p2p("0-1:fast"), None);
-        assert_eq!(parse_p2p("0-1:rankx"), None);
-    }
-
-    #[test]
-    fn nvlinks_parse_with_counts() {
-        use super::parse_nvlinks;
-        assert_eq!(
-            parse_nvlinks("0-1x2, 2-3"),
-            Some(vec![(0, 1, 2), (2, 3, 1)])
-        );
-        assert_eq!(parse_nvlinks("none"), Some(Vec::new()));
-        assert_eq!(parse_nvlinks("1-1"), None);
-        assert_eq!(parse_nvlinks("0-1x0"), None);
-        assert_eq!(parse_nvlinks("0-1xy"), None);
     }
 }

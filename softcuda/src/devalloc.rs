@@ -1,0 +1,209 @@
+//! Device allocation and release: the bookkeeping every kind of device memory
+//! shares (`cuMemAlloc` memory, module variables, pool blocks, graph memory, managed
+//! memory), its budget, and the order in which freed memory goes back (see
+//! [`Removed::finish`]). Placement in the address space is `crate::devspace`.
+
+use crate::devmem;
+use crate::graph;
+use crate::state::{self, Alloc, AllocKind, R, State};
+use crate::types::*;
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Device allocations are aligned like the driver's.
+pub(crate) const ALIGN: usize = 256;
+
+pub(crate) static NEXT_BUFFER_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn layout(size: u64) -> R<Layout> {
+    Layout::from_size_align(
+        usize::try_from(size.max(1)).map_err(|_| code::OUT_OF_MEMORY)?,
+        ALIGN,
+    )
+    .map_err(|_| code::OUT_OF_MEMORY)
+}
+
+/// Allocates `size` bytes for context `ctx` and enters them in the memory map.
+pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
+    if size == 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    let device = s.context(ctx)?.device;
+    if kind == AllocKind::Device
+        && s.used[device].saturating_add(size) > s.config.devices[device].total_mem
+    {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    let limit = state::ALLOC_LIMIT.load(Ordering::Relaxed);
+    if state::ALLOCATED
+        .load(Ordering::Relaxed)
+        .saturating_add(size)
+        > limit
+    {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    let p = if kind == AllocKind::Device {
+        crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)? as *mut u8
+    } else {
+        // Pinned host memory: host memory, from the host allocator.
+        // SAFETY: the layout has a non-zero size.
+        unsafe { std::alloc::alloc_zeroed(layout(size)?) }
+    };
+    if p.is_null() {
+        return Err(code::OUT_OF_MEMORY);
+    }
+    if kind == AllocKind::Device {
+        s.used[device] += size;
+    }
+    state::ALLOCATED.fetch_add(size, Ordering::Relaxed);
+    let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);
+    state::memory_mut().insert(
+        p as u64,
+        Alloc {
+            size,
+            ctx,
+            device,
+            kind,
+            id,
+            reach: if kind == AllocKind::Device {
+                state::Reach::Context
+            } else {
+                state::Reach::Everywhere
+            },
+        },
+    );
+    Ok(p as u64)
+}
+
+/// Reserves `size` bytes of zeroed device memory (in the device address space,
+/// `crate::devspace`) for a pool block or graph memory (not entered in the map: see
+/// `crate::api::pool` and `crate::graph::mem`).
+pub(crate) fn reserve(size: u64) -> R<u64> {
+    if size == 0 {
+        return Err(code::INVALID_VALUE);
+    }
+    crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)
+}
+
+/// Gives back memory [`reserve`] returned (its addresses stay device addresses).
+///
+/// # Safety
+/// `base` came from `reserve(size)`, is given back once, and nothing accesses it
+/// any more.
+pub(crate) unsafe fn unreserve(base: u64, size: u64) {
+    // SAFETY: the caller's promise, passed on.
+    unsafe { crate::devspace::free(base, size) };
+}
+
+/// A fresh buffer id.
+pub(crate) fn new_buffer_id() -> u64 {
+    NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Memory taken out of the map, not yet deallocated: see [`Removed::finish`].
+#[must_use = "removed memory is deallocated by `finish`"]
+#[derive(Default)]
+pub(crate) struct Removed {
+    /// Whether anything was removed (registered ranges have nothing to deallocate).
+    any: bool,
+    /// Allocations softcuda owns: base, size, and whether it is device memory (from
+    /// `crate::devspace`; otherwise pinned host memory, from the host allocator).
+    owned: Vec<(u64, u64, bool)>,
+}
+
+impl Removed {
+    /// Adds `other`'s memory to this.
+    pub(crate) fn merge(&mut self, other: Removed) {
+        self.any |= other.any;
+        self.owned.extend(other.owned);
+    }
+
+    /// Waits until no operation that may have checked the memory before it left the
+    /// map still runs (`devmem::quiesce`), then deallocates what softcuda owns. Call
+    /// it without holding the state or memory-map lock. Only then may a registered
+    /// range go back to its owner, or a pinned or device allocation be reused.
+    pub(crate) fn finish(self) {
+        if !self.any {
+            return;
+        }
+        devmem::quiesce();
+        for (base, size, device) in self.owned {
+            if device {
+                // SAFETY: `base` came from `devspace::alloc(size)` and left the map
+                // once (so it is freed once); every operation that could still touch
+                // it has ended (above), and no later one can find it.
+                unsafe { crate::devspace::free(base, size) };
+            } else if let Ok(l) = layout(size) {
+                // SAFETY: `base` came from `alloc_zeroed` with this layout and left the
+                // map once (so it is deallocated once); every operation that could
+                // still touch it has ended (above), and no later one can find it.
+                unsafe { std::alloc::dealloc(base as *mut u8, l) };
+            }
+        }
+    }
+}
+
+/// Removes the allocation at `base` (which must be of a kind `accept` admits) from the
+/// map and the accounting. The memory itself goes with [`Removed::finish`].
+pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) -> R<Removed> {
+    if crate::pool::owns(base) {
+        return Err(code::INVALID_VALUE); // pool memory goes back to its pool
+    }
+    let mut map = state::memory_mut();
+    let a = *map
+        .get(&base)
+        .filter(|a| accept(&a.kind))
+        .ok_or(code::INVALID_VALUE)?;
+    map.remove(&base);
+    drop(map);
+    if graph::mem::is_reserved(base) {
+        // Graph memory: unmapped only; it stays reserved (`crate::graph::mem`).
+        return Ok(Removed {
+            any: true,
+            owned: Vec::new(),
+        });
+    }
+    if a.kind == AllocKind::Device {
+        s.used[a.device] = s.used[a.device].saturating_sub(a.size);
+    }
+    let mut removed = Removed {
+        any: true,
+        owned: Vec::new(),
+    };
+    if !matches!(a.kind, AllocKind::Registered(_)) {
+        state::ALLOCATED.fetch_sub(
+            a.size.min(state::ALLOCATED.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+        removed
+            .owned
+            .push((base, a.size, a.kind == AllocKind::Device));
+    }
+    Ok(removed)
+}
+
+/// Removes everything context `ctx` owns (at context destruction).
+pub(crate) fn free_all_of(s: &mut State, ctx: u64) -> Removed {
+    let bases: Vec<u64> = state::memory()
+        .iter()
+        .filter(|(_, a)| a.ctx == ctx)
+        .map(|(b, _)| *b)
+        .collect();
+    let mut removed = Removed::default();
+    for b in bases {
+        if let Ok(r) = release(s, b, |_| true) {
+            removed.merge(r);
+        }
+    }
+    removed
+}
+
+/// Allocates device memory for a module variable of context `ctx`.
+pub(crate) fn allocate_global(s: &mut State, ctx: u64, size: u64) -> R<u64> {
+    allocate(s, ctx, size.max(1), AllocKind::Device)
+}
+
+/// Removes a module variable (deallocated by [`Removed::finish`]).
+pub(crate) fn free_global(s: &mut State, base: u64) -> Removed {
+    release(s, base, |k| *k == AllocKind::Device).unwrap_or_default()
+}
