@@ -12,6 +12,35 @@
 //! `SOFTCUDA_DEVICES` (default `9.0:8192,8.0:4096`: compute capability and MiB per
 //! device), or [`control::configure`]. `docs/softcuda.md` lists every function and
 //! every deviation from the driver.
+//!
+//! Layers (an arrow points at what a module may import; nothing imports upwards
+//! except where noted):
+//!
+//! ```text
+//! api/* (the cu* exports)   control (test surface)       top: C ABI
+//!        │
+//! graph::exec (run graphs)  launch/ image copy            launch, modules, copies
+//!        │
+//! graph (model, capture, mem, cond)  pool managed devalloc  graphs, device memory
+//!        │
+//! stream (workers, events, drain)                         ordering
+//!        │
+//! state/ (handles, contexts, config)  devmem devspace ffi  core
+//!        │
+//! ptx/ (interpreter)   device   types   result_codes       leaves
+//! ```
+//!
+//! `api/*` files import the layers below, not each other, except `api::proc` (the
+//! `cuGetProcAddress` table names every export) and `api::launch_ex`, which records
+//! a launch's completion event through `cuEventRecordWithFlags` itself (so that its
+//! call log and fault injection apply). Arrows that still point up inside the lower
+//! layers: `state` ↔ `stream` (the state holds the streams and events; a stream
+//! reports into its context's sticky error), `state` → `pool` and `graph` (what a
+//! kernel may touch, conditional handles, live counts), `stream` → `graph::capture`
+//! (the legacy stream refuses to wait for a capturing stream), and `devalloc` ↔
+//! `pool`, `graph::mem` (a free checks the other owners of device memory, which
+//! reserve through `devalloc`). `control` reaches `api::context` for context
+//! teardown.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![allow(non_snake_case, clippy::missing_safety_doc)]

@@ -37,10 +37,14 @@
 //! holding addresses, extern functions other than `vprintf` (device `printf`) and
 //! `cudaGraphSetConditional` (conditional graph nodes), which are built in.
 //!
-//! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile.rs` (checks and
-//! lowering to `ir.rs` operations), `arith.rs` (numeric semantics), `exec.rs` (the
-//! scheduler and interpreter loop), `printf.rs` (device `printf`), `log.rs`
-//! (ptxas-style logs), `link.rs` (the linker of several units, `cuLink*`).
+//! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile/` (checks and
+//! lowering to `ir.rs` operations: module scope in `mod.rs`, operands, instruction
+//! selection in `lower.rs` and `inst.rs`, per-kernel results in `kernel.rs`),
+//! `arith/` (numeric semantics), `exec/` (the scheduler in `mod.rs`, barriers and
+//! warp collectives in `warp.rs`, memory access in `memory.rs`, the interpreter
+//! loop in `thread.rs`), `printf.rs` (device `printf`), `log.rs` (ptxas-style
+//! logs), `link.rs` (the linker of several units, `cuLink*`). The interpreter
+//! imports nothing of the rest of softcuda: the driver layers sit above it.
 
 mod arith;
 mod compile;
@@ -133,7 +137,7 @@ pub struct Kernel {
     /// variables and call parameters) of the kernel and the functions it calls.
     pub local_bytes: u32,
     /// Registers per thread: an estimate of the 32-bit registers live at once
-    /// (see `compile.rs`), capped by `.maxnreg`, [`JitOptions::max_registers`] and
+    /// (see `compile/`), capped by `.maxnreg`, [`JitOptions::max_registers`] and
     /// what `.maxntid` allows. Only reported: the interpreter never refuses a launch
     /// for registers (the estimate can exceed what ptxas would allocate).
     pub num_regs: u32,

@@ -1,6 +1,6 @@
 //! The PTX parser: tokens to a syntax tree of module directives, variables and
 //! functions. It checks syntax only; names, types and instructions are checked by
-//! the compiler (`compile.rs`), which turns this tree into executable code.
+//! the compiler (`compile/`), which turns this tree into executable code.
 
 use super::lex::{Tok, TokKind};
 

@@ -1,0 +1,204 @@
+//! Barriers and warp collectives: releasing `bar`/`barrier` when every thread of
+//! the block (or the named count) has arrived, and evaluating `vote`, `shfl`,
+//! `match`, `redux` and friends once every lane of the group has reached them.
+
+use super::*;
+
+/// Releases every barrier whose arrivals are complete. Returns whether any was.
+pub(super) fn release_barriers(
+    cx: &Ctx,
+    threads: &mut [Thread],
+    bars: &mut [Bar; 16],
+    live: u32,
+) -> bool {
+    let mut any = false;
+    for (id, bar) in bars.iter_mut().enumerate() {
+        let b = *bar;
+        if b.waiting == 0 || !((b.count > 0 && b.arrived >= b.count) || b.waiting >= live) {
+            continue;
+        }
+        for t in threads.iter_mut() {
+            if t.status != Status::Barrier(id as u8) {
+                continue;
+            }
+            if let Some(Inst {
+                op: Op::Bar { kind, d, .. },
+                ..
+            }) = cx.code.get(t.pc as usize)
+            {
+                let v = match kind {
+                    BarKind::RedPopc => Some(u64::from(b.ptrue)),
+                    BarKind::RedAnd => Some(u64::from(b.ptrue == b.nred)),
+                    BarKind::RedOr => Some(u64::from(b.ptrue > 0)),
+                    _ => None,
+                };
+                if let Some(v) = v {
+                    t.set(*d, v);
+                }
+            }
+            t.pc += 1;
+            t.status = Status::Ready;
+        }
+        *bar = Bar::default();
+        any = true;
+    }
+    any
+}
+
+/// What a lane waiting at a warp collective waits for: the kind of collective and
+/// its member mask (the lane itself included). Lanes match when both are equal.
+pub(super) fn collective_key(cx: &Ctx, t: &Thread, lane: usize) -> Option<(u8, u32)> {
+    let (kind, mask) = match cx.code.get(t.pc as usize).map(|i| &i.op)? {
+        Op::Shfl { mask, .. } => (0, *mask),
+        Op::Vote { mask, .. } => (1, *mask),
+        Op::Redux { mask, .. } => (2, *mask),
+        Op::MatchAny { mask, .. } | Op::MatchAll { mask, .. } => (3, *mask),
+        Op::WarpSync { mask } => (4, *mask),
+        _ => return None,
+    };
+    Some((kind, (t.reg(mask) as u32) | (1 << lane)))
+}
+
+/// Evaluates the warp collectives whose member lanes have all arrived. Returns
+/// whether any was evaluated.
+///
+/// A group is the set of lanes waiting at the same kind of collective with the same
+/// member mask (PTX pairs `shfl.sync` and friends by mask, not by instruction); it
+/// fires once every live lane of the mask is in it. `activemask` instead groups the
+/// lanes waiting at the same instruction: they are the ones that are converged.
+pub(super) fn fire_warp(cx: &Ctx, lanes: &mut [Thread]) -> bool {
+    let mut live = 0u32;
+    let mut keys: [Option<(u8, u32)>; 32] = [None; 32];
+    let mut any_waiting = false;
+    for (l, t) in lanes.iter().enumerate() {
+        if t.status != Status::Exited {
+            live |= 1 << l;
+        }
+        if t.status == Status::Warp {
+            any_waiting = true;
+            keys[l] = collective_key(cx, t, l);
+        }
+    }
+    if !any_waiting {
+        return false;
+    }
+    let mut done = 0u32;
+    for l in 0..lanes.len() {
+        let bit = 1u32 << l;
+        if lanes[l].status != Status::Warp || done & bit != 0 {
+            continue;
+        }
+        let pc = lanes[l].pc;
+        let group = match keys[l] {
+            Some(key) => {
+                let same = (0..lanes.len())
+                    .filter(|&k| keys[k] == Some(key))
+                    .fold(0u32, |g, k| g | (1 << k));
+                if key.1 & live & !same != 0 {
+                    continue;
+                }
+                same
+            }
+            None => (0..lanes.len())
+                .filter(|&k| lanes[k].status == Status::Warp && lanes[k].pc == pc)
+                .fold(0u32, |g, k| g | (1 << k)),
+        };
+        let group = group & !done;
+        eval_collective(cx, lanes, group);
+        done |= group;
+    }
+    done != 0
+}
+
+/// Evaluates the collectives of the lanes in `group` together, each with its own
+/// operation, then moves them past it.
+pub(super) fn eval_collective(cx: &Ctx, lanes: &mut [Thread], group: u32) {
+    let mut val = [0u64; 32];
+    for (l, t) in lanes.iter().enumerate() {
+        if group & (1 << l) == 0 {
+            continue;
+        }
+        val[l] = match cx.code.get(t.pc as usize).map(|i| &i.op) {
+            Some(Op::Shfl { a, .. } | Op::Redux { a, .. }) => t.reg(*a) & 0xffff_ffff,
+            Some(Op::Vote { a, .. }) => t.reg(*a) & 1,
+            Some(Op::MatchAny { a, bits64, .. } | Op::MatchAll { a, bits64, .. }) => {
+                t.reg(*a) & if *bits64 { u64::MAX } else { 0xffff_ffff }
+            }
+            _ => 0,
+        };
+    }
+    let ballot = (0..32)
+        .filter(|&l| group & (1 << l) != 0 && val[l] != 0)
+        .fold(0u32, |b, l| b | (1 << l));
+    for (l, t) in lanes.iter_mut().enumerate() {
+        if group & (1 << l) == 0 {
+            continue;
+        }
+        match cx.code.get(t.pc as usize).map(|i| &i.op) {
+            Some(&Op::Shfl {
+                mode, d, p, b, c, ..
+            }) => {
+                let lane = l as i32;
+                let bval = (t.reg(b) & 0x1f) as i32;
+                let cv = t.reg(c);
+                let seg = ((cv >> 8) & 0x1f) as i32;
+                let clamp = (cv & 0x1f) as i32;
+                let max_lane = (lane & seg) | (clamp & !seg);
+                let min_lane = lane & seg;
+                let (j, ok) = match mode {
+                    ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+                    ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+                    ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+                    ShflMode::Idx => {
+                        let j = min_lane | (bval & !seg);
+                        (j, j <= max_lane)
+                    }
+                };
+                let j = if ok && (0..32).contains(&j) && group & (1 << j) != 0 {
+                    j as usize
+                } else {
+                    l
+                };
+                t.set(d, val[j]);
+                if p != NO_REG {
+                    t.set(p, u64::from(ok));
+                }
+            }
+            Some(&Op::Vote { mode, d, .. }) => {
+                let v = match mode {
+                    VoteMode::All => u64::from(ballot == group),
+                    VoteMode::Any => u64::from(ballot != 0),
+                    VoteMode::Uni => u64::from(ballot == 0 || ballot == group),
+                    VoteMode::Ballot => u64::from(ballot),
+                };
+                t.set(d, v);
+            }
+            Some(&Op::Activemask { d }) => t.set(d, u64::from(group)),
+            Some(&Op::Redux { op, signed, d, .. }) => {
+                let mut acc: Option<u64> = None;
+                for (k, &v) in val.iter().enumerate() {
+                    if group & (1 << k) != 0 {
+                        acc = Some(acc.map_or(v, |x| arith::redux(op, signed, x, v)));
+                    }
+                }
+                t.set(d, acc.unwrap_or(0));
+            }
+            Some(&Op::MatchAny { d, .. }) => {
+                let m = (0..32)
+                    .filter(|&k| group & (1 << k) != 0 && val[k] == val[l])
+                    .fold(0u32, |b, k| b | (1 << k));
+                t.set(d, u64::from(m));
+            }
+            Some(&Op::MatchAll { d, p, .. }) => {
+                let same = (0..32).all(|k| group & (1 << k) == 0 || val[k] == val[l]);
+                t.set(d, if same { u64::from(group) } else { 0 });
+                if p != NO_REG {
+                    t.set(p, u64::from(same));
+                }
+            }
+            _ => {}
+        }
+        t.pc += 1;
+        t.status = Status::Ready;
+    }
+}
