@@ -77,7 +77,7 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
 
 /// Reserves `size` bytes of zeroed device memory (in the device address space,
 /// `crate::devspace`) for a pool block or graph memory (not entered in the map: see
-/// `crate::api::pool` and `crate::graph::mem`).
+/// `crate::pool` and `crate::graph::mem`).
 pub(crate) fn reserve(size: u64) -> R<u64> {
     if size == 0 {
         return Err(code::INVALID_VALUE);

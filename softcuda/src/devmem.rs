@@ -34,7 +34,7 @@
 //!   memory ([`Work`], held for the whole operation: a copy, a memset, a kernel)
 //!   first checks its ranges against the memory map and then accesses them, without
 //!   holding the map's lock in between (kernels check each access). What frees or
-//!   unregisters memory ([`crate::api::memory`]'s release) first removes the range
+//!   unregisters memory (`crate::devalloc`'s release) first removes the range
 //!   from the map, so that no later check passes, then waits with [`quiesce`] until
 //!   every operation running anywhere (any context, any thread) has ended, and only
 //!   then deallocates it. So an access whose check passed always completes before

@@ -190,7 +190,7 @@ impl Release {
         }
         devmem::quiesce();
         for (base, size) in self.0 {
-            // SAFETY: the block came from `memory::reserve(size)`, left its pool's free
+            // SAFETY: the block came from `devalloc::reserve(size)`, left its pool's free
             // list once (so it goes back once), is not mapped (free blocks never are),
             // and every operation that could have checked an earlier mapping has ended.
             unsafe { crate::devalloc::unreserve(base, size) };

@@ -31,7 +31,7 @@
 //!
 //! A function's own cluster shape (`.reqnctapercluster`, or `REQUIRED_CLUSTER_*`
 //! set with `cuFuncSetAttribute`) applies to every launch of it, whatever the call
-//! (`function_cluster`, used by `module::prepare_launch`).
+//! (`launch::cluster::function_cluster`, used by `launch::prepare_launch`).
 //!
 //! A launch with attributes into a capturing stream is `NOT_SUPPORTED` (graph kernel
 //! nodes here carry no attributes); without attributes it is an ordinary kernel node.
