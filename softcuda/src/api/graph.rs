@@ -16,6 +16,7 @@ use crate::state::{self, Kind, R};
 use crate::stream::Event;
 use crate::types::*;
 use core::ffi::{c_char, c_uint, c_ulonglong};
+use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// `CUDA_ERROR_OPERATING_SYSTEM`: the DOT file could not be written.
@@ -1061,6 +1062,10 @@ pub unsafe extern "C" fn cuGraphEventWaitNodeSetEvent(h: CUgraphNode, ev: CUeven
     })
 }
 
+/// Whether `cuGraphAddChildGraphNode` takes a child with conditional nodes
+/// ([`crate::control::allow_conditional_children`]).
+pub(crate) static CONDITIONAL_CHILDREN: AtomicBool = AtomicBool::new(false);
+
 /// `cuGraphAddChildGraphNode`: `child` is cloned into the node, as on the driver.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphAddChildGraphNode(
@@ -1083,7 +1088,7 @@ pub unsafe extern "C" fn cuGraphAddChildGraphNode(
             if s.has_mem_nodes(cid) {
                 return Err(code::NOT_SUPPORTED); // cannot be cloned into the node
             }
-            if s.has_cond_nodes(cid) {
+            if s.has_cond_nodes(cid) && !CONDITIONAL_CHILDREN.load(Ordering::Relaxed) {
                 return Err(code::INVALID_VALUE); // "must not contain conditional nodes"
             }
             let copy = s.clone_graph(cid, true)?;
