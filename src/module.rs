@@ -503,7 +503,7 @@ impl Drop for Module<'_> {
 
 /// A kernel of a module, with its declared signature `S` and how it may be launched
 /// `K`: [`Plain`] (the default: in every way) or
-/// [`Cooperative`](crate::launch::Cooperative) (only cooperatively, see
+/// [`Cooperative`] (only cooperatively, see
 /// [`Module::cooperative_function`]). Borrows its module (CF4).
 pub struct Function<'m, S: Signature, K: LaunchKind = Plain> {
     pub(crate) driver: &'static Driver,
