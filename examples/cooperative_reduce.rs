@@ -1,7 +1,9 @@
 //! A cooperative launch (`Function::launch_cooperative`): a grid-wide sum in one
 //! kernel, whose blocks wait for each other with
 //! `cooperative_groups::this_grid().sync()` — legal only because a cooperative
-//! launch guarantees every block is resident at once. The grid is sized from the
+//! launch guarantees every block is resident at once. The kernel is declared with
+//! `Module::cooperative_function`, so a cooperative launch is the only one it has
+//! (a plain `launch` of it does not compile). The grid is sized from the
 //! occupancy calculator (resident blocks per SM × SMs); one block more is refused
 //! with a typed error before the driver is called.
 //!
@@ -37,9 +39,15 @@ fn run(driver: &'static Driver) -> Result<(), CudaError> {
     let ctx = Context::new(&device, CUctx_flags::empty())?;
     ctx.bind(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(PTX, &JitOptions::default())?;
+        // grid_reduce synchronises its grid, so it is correct only when every block
+        // is resident at once: it is declared cooperative, and then has no launch but
+        // the cooperative one (`k.launch(..)` does not compile).
         // SAFETY: kernels/cooperative.cu's grid_reduce reads `in` and writes the
-        // other buffers only below the lengths the launch passes with them.
-        let k = unsafe { module.function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")? };
+        // other buffers only below the lengths the launch passes with them, for every
+        // grid whose blocks are all resident at once.
+        let k = unsafe {
+            module.cooperative_function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")?
+        };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let per_sm = k.max_active_blocks_per_multiprocessor(256, 0)?;
         let sms = device.compute()?.multiprocessors;

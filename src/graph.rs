@@ -125,8 +125,9 @@ pub struct Graph<'g, K: Kind = Owned> {
     /// Whether a node writes host memory: such a graph cannot be cloned or embedded
     /// (two copies would write the same `&mut` host memory, possibly at once).
     pub(crate) writes_host: Rc<Cell<bool>>,
-    /// Whether the graph (or a body in it) has a conditional node: its handles belong
-    /// to this graph, so it is not an update for another executable graph.
+    /// Whether the graph (or a body or child graph in it, at any depth) has a
+    /// conditional node: its handles belong to this graph, so it is not an update for
+    /// another executable graph.
     pub(crate) has_conditional: Rc<Cell<bool>>,
     /// The graph this one was cloned from, if any.
     pub(crate) cloned_from: Option<u64>,
@@ -597,8 +598,10 @@ impl<'g, K: Kind> Graph<'g, K> {
 
 impl<'g, K: Kind> Graph<'g, K> {
     /// Adds `child` as one node (the driver copies it; its host functions are kept
-    /// alive by this graph too). Refused for a child with a node that writes host
-    /// memory ([`CudaError::GraphCopyRefused`]).
+    /// alive by this graph too, and a conditional node in it, at any depth, counts as
+    /// one of this graph's: such a graph is no update, [`GraphExec::update`]). Refused
+    /// for a child with a node that writes host memory
+    /// ([`CudaError::GraphCopyRefused`]).
     pub fn add_child(&mut self, deps: &[Node], child: &Graph<'g>) -> Result<Node, CudaError> {
         if child.writes_host.get() {
             return Err(CudaError::GraphCopyRefused);
@@ -609,6 +612,11 @@ impl<'g, K: Kind> Graph<'g, K> {
         let node = self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, c) })?;
         let fns: KeptFns<'g> = child.host_fns.borrow().clone();
         self.host_fns.borrow_mut().extend(fns);
+        // A conditional node of the copy (or of a child of it, whose flag the child
+        // carries) makes this graph one with conditional nodes too.
+        if child.has_conditional.get() {
+            self.has_conditional.set(true);
+        }
         Ok(node)
     }
 }

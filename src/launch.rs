@@ -37,6 +37,28 @@
 //! it must hold for *every* argument tuple the signature accepts, and a kernel that
 //! learns its bounds from a free number (`n`) cannot promise that.
 //!
+//! # Kernels that synchronise the grid
+//!
+//! A kernel that waits for every block of its grid (`this_grid().sync()`) is correct
+//! only when all of them are resident at once: launched normally with a large grid it
+//! hangs or traps. No plain declaration ("correct for every grid") can be true of it,
+//! so it has a declaration of its own,
+//! [`Module::cooperative_function`](crate::module::Module::cooperative_function),
+//! which makes a `Function<'_, S, Cooperative>` ([`Cooperative`]): its only launches
+//! are cooperative ones, which check that the grid fits
+//! ([`Function::launch_cooperative`], [`Function::launch_with`] with a cooperative
+//! [`LaunchConfig`](crate::launch_config::LaunchConfig)). [`Function::launch`],
+//! graph kernel nodes and captured launches take only [`Plain`] functions (CF31). A
+//! plain kernel may be launched cooperatively too.
+//!
+//! ```compile_fail
+//! # use oxicuda_driver::{launch::{Cooperative, Out}, memory::DeviceBuffer, module::Function, stream::Stream};
+//! # fn f(k: &Function<'_, (Out<u32>,), Cooperative>, s: &Stream<'_>, b: &mut DeviceBuffer<'_, u32>) {
+//! // CF31: a cooperative kernel has no plain launch.
+//! k.launch(s, 1, 32, 0, (b,)).unwrap();
+//! # }
+//! ```
+//!
 //! [`Signature`], [`Args`] and [`Arg`] are sealed: no type outside this crate can
 //! hand the driver a parameter array, so every pointer the driver reads comes from
 //! the implementations here.
@@ -55,6 +77,41 @@ use crate::module::Function;
 use crate::stream::Stream;
 use core::ffi::c_void;
 use core::marker::PhantomData;
+
+/// How a declared kernel may be launched: [`Plain`] (in every way) or
+/// [`Cooperative`] (only by a cooperative launch). The second type parameter of
+/// [`Function`]; sealed.
+pub trait LaunchKind: sealed::LaunchKind {}
+
+/// A kernel declared correct for every grid, block and dynamic shared memory size
+/// ([`Module::function`](crate::module::Module::function)): launched in every way —
+/// [`Function::launch`], [`Function::launch_with`], [`Function::launch_cooperative`],
+/// graph kernel nodes and captured launches. The default kind of a [`Function`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plain;
+
+/// A kernel that must run cooperatively — it synchronises the whole grid
+/// (`this_grid().sync()`), which only a grid whose blocks are all resident at once
+/// survives — declared with
+/// [`Module::cooperative_function`](crate::module::Module::cooperative_function).
+/// Its only launches are cooperative ones: [`Function::launch_cooperative`], or
+/// [`Function::launch_with`] with a [`LaunchConfig`](crate::launch_config::LaunchConfig)
+/// that sets [`cooperative`](crate::launch_config::LaunchConfig::cooperative) (a
+/// configuration that does not is refused before the driver is called), each
+/// checking that the grid can be resident ([`CudaError::CooperativeGridTooLarge`]).
+/// [`Function::launch`], graph kernel nodes and captured launches do not take it
+/// (they cannot promise co-residency): the compiler refuses them (CF31).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cooperative;
+
+impl LaunchKind for Plain {}
+impl LaunchKind for Cooperative {}
+impl sealed::LaunchKind for Plain {
+    const COOPERATIVE: bool = false;
+}
+impl sealed::LaunchKind for Cooperative {
+    const COOPERATIVE: bool = true;
+}
 
 /// A kernel parameter that the kernel reads: device memory of `T`s, passed as a
 /// pointer and its length in elements (`Slice<const T>` in the module docs).
@@ -105,6 +162,11 @@ pub(crate) mod sealed {
     }
 
     pub trait Param {}
+
+    pub trait LaunchKind {
+        /// Whether the kernel must be launched cooperatively.
+        const COOPERATIVE: bool;
+    }
     impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
     impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {}
     impl<T: crate::memory::DeviceCopy> Param for T {}

@@ -27,7 +27,12 @@
 //!   blocks, or 16 once [`Function::set_non_portable_cluster_size_allowed`] allows it;
 //! - a cooperative launch needs a device with `COOPERATIVE_LAUNCH`, and a grid that
 //!   is co-resident: no more blocks than the occupancy calculator's resident blocks
-//!   per multiprocessor times the multiprocessors;
+//!   per multiprocessor times the multiprocessors; a function declared cooperative
+//!   ([`Cooperative`](crate::launch::Cooperative), from
+//!   [`Module::cooperative_function`](crate::module::Module::cooperative_function))
+//!   launches only with a configuration that sets
+//!   [`cooperative`](LaunchConfig::cooperative) — checked before anything else but
+//!   the shape, without asking the driver;
 //! - programmatic stream serialization needs compute capability 9.0;
 //! - a memory-synchronization domain map names domains the device has.
 //!
@@ -51,7 +56,7 @@
 //! ```
 
 use crate::error::{CudaError, check};
-use crate::launch::{Args, Dim3, Signature, with_params};
+use crate::launch::{Args, Dim3, LaunchKind, Signature, with_params};
 use crate::module::Function;
 use crate::stream::Stream;
 use crate::sys::{
@@ -385,7 +390,7 @@ fn check_shape(g: Dim3, b: Dim3) -> Result<(), CudaError> {
     check_block(b)
 }
 
-impl<S: Signature> Function<'_, S> {
+impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     /// The current context's device (the function's: see the module docs).
     fn device_raw(&self) -> Result<CUdevice, CudaError> {
         let mut dev: CUdevice = 0;
@@ -476,6 +481,12 @@ impl<S: Signature> Function<'_, S> {
     pub fn validate_launch(&self, config: &LaunchConfig) -> Result<(), CudaError> {
         let (g, b) = (config.grid, config.block);
         check_shape(g, b)?;
+        if K::COOPERATIVE && !config.cooperative {
+            return Err(invalid(
+                "cooperative",
+                "a kernel declared cooperative (`Module::cooperative_function`) launches only cooperatively: set `LaunchConfig::cooperative(true)`".into(),
+            ));
+        }
         let needs_device = config.cluster.is_some()
             || config.cooperative
             || config.programmatic_serialization.is_some()
@@ -596,7 +607,9 @@ impl<S: Signature> Function<'_, S> {
     /// Launches the kernel on `stream` with `config` (grid, block, shared memory and
     /// every attribute set) through `cuLaunchKernelEx`, after
     /// [`validate_launch`](Self::validate_launch). `args` are checked by the compiler
-    /// against `S`, as for [`launch`](Self::launch).
+    /// against `S`, as for [`launch`](Function::launch). A function declared
+    /// [`Cooperative`](crate::launch::Cooperative) needs a configuration that sets
+    /// [`LaunchConfig::cooperative`] ([`CudaError::InvalidLaunch`] otherwise).
     pub fn launch_with(
         &self,
         stream: &Stream<'_>,
@@ -637,7 +650,9 @@ impl<S: Signature> Function<'_, S> {
     }
 
     /// A cooperative launch of `grid × block` threads: [`launch_with`](Self::launch_with)
-    /// with [`LaunchConfig::cooperative`].
+    /// with [`LaunchConfig::cooperative`]. The launch of a function declared
+    /// [`Cooperative`](crate::launch::Cooperative); a [`Plain`](crate::launch::Plain)
+    /// one may be launched so too.
     pub fn launch_cooperative(
         &self,
         stream: &Stream<'_>,

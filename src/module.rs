@@ -20,8 +20,10 @@
 //! ([`Module::function`]) is the one `unsafe` step of a launch; it is checked at once
 //! against `cuFuncGetParamInfo` (drivers 12.4+) or, for modules from PTX text, the
 //! `.entry` parameter list ([`entry_params`]): count, size and offset of every
-//! parameter, a mismatch naming the parameter. Function attributes and occupancy
-//! queries are methods of [`Function`] too.
+//! parameter, a mismatch naming the parameter. A kernel that synchronises its whole
+//! grid is declared with [`Module::cooperative_function`] instead, and launches only
+//! cooperatively ([`Cooperative`]). Function attributes and occupancy queries are
+//! methods of [`Function`] too.
 
 mod attributes;
 pub(crate) mod file;
@@ -33,7 +35,7 @@ pub use crate::ptx_params::entry_params;
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::jit::JitCall;
-use crate::launch::Signature;
+use crate::launch::{Cooperative, LaunchKind, Plain, Signature};
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
 use crate::stream::Tied;
@@ -218,11 +220,65 @@ impl Module<'_> {
     ///
     /// A kernel that takes its bounds from a value parameter (`n`) cannot keep this:
     /// safe code may pass any `n`. Take them from the slices (`c.len`), as
-    /// `kernels/slices.cu` does; see [`launch`](crate::launch) for the C++ side.
+    /// `kernels/slices.cu` does; see [`launch`](crate::launch) for the C++ side. Nor
+    /// can a kernel that synchronises its whole grid (`this_grid().sync()`): it is not
+    /// correct for every grid; declare it with
+    /// [`cooperative_function`](Module::cooperative_function).
     pub unsafe fn function<S: Signature>(&self, name: &str) -> Result<Function<'_, S>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.declare::<S, Plain>(name) }
+    }
+
+    /// The kernel `name`, declared with its parameter types `S`, as one that must run
+    /// cooperatively: a kernel that synchronises its whole grid
+    /// (`cooperative_groups::this_grid().sync()`), which is correct only when every
+    /// block of the grid is resident at once. The function it returns launches only
+    /// cooperatively ([`Function::launch_cooperative`], or
+    /// [`Function::launch_with`] with a cooperative configuration), each launch
+    /// checking first that the grid can be resident
+    /// ([`CudaError::CooperativeGridTooLarge`]); [`Function::launch`], graph kernel
+    /// nodes and captured launches do not take it (CF31). The declaration is checked
+    /// as for [`function`](Module::function).
+    ///
+    /// # Safety
+    /// As for [`function`](Module::function), for every argument tuple, grid, block and
+    /// dynamic shared memory size that the cooperative launch accepts — every grid
+    /// whose blocks are all resident at once — rather than for every grid.
+    pub unsafe fn cooperative_function<S: Signature>(
+        &self,
+        name: &str,
+    ) -> Result<Function<'_, S, Cooperative>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.declare::<S, Cooperative>(name) }
+    }
+
+    /// The kernel `name`, declared as one that must run cooperatively (see
+    /// [`cooperative_function`](Module::cooperative_function)), with its parameter
+    /// types `S` not checked against the kernel's parameters.
+    ///
+    /// # Safety
+    /// As for [`cooperative_function`](Module::cooperative_function), and `S` must
+    /// match the kernel's parameter list exactly: count, sizes and offsets.
+    pub unsafe fn cooperative_function_unchecked<S: Signature>(
+        &self,
+        name: &str,
+    ) -> Result<Function<'_, S, Cooperative>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.lookup::<S, Cooperative>(name) }
+    }
+
+    /// The kernel `name` declared `S` of kind `K`, its layout checked (see
+    /// [`function`](Module::function)).
+    ///
+    /// # Safety
+    /// The contract of the public declaration of kind `K`.
+    unsafe fn declare<S: Signature, K: LaunchKind>(
+        &self,
+        name: &str,
+    ) -> Result<Function<'_, S, K>, CudaError> {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the function is returned.
-        let f = unsafe { self.function_unchecked::<S>(name)? };
+        let f = unsafe { self.lookup::<S, K>(name)? };
         let reported = self.driver.table().cuFuncGetParamInfo().ok().map(|info| {
             // SAFETY: a function of this module and valid out-pointers; an index past
             // the last is INVALID_VALUE.
@@ -242,6 +298,18 @@ impl Module<'_> {
         &self,
         name: &str,
     ) -> Result<Function<'_, S>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        unsafe { self.lookup::<S, Plain>(name) }
+    }
+
+    /// The kernel `name` declared `S` of kind `K`, not checked.
+    ///
+    /// # Safety
+    /// The contract of the public unchecked declaration of kind `K`.
+    unsafe fn lookup<S: Signature, K: LaunchKind>(
+        &self,
+        name: &str,
+    ) -> Result<Function<'_, S, K>, CudaError> {
         let cname = c_name(name)?;
         let mut raw = CUfunction::NULL;
         // SAFETY: a valid out-pointer and NUL-terminated name.
@@ -433,15 +501,18 @@ impl Drop for Module<'_> {
     }
 }
 
-/// A kernel of a module, with its declared signature `S`. Borrows its module (CF4).
-pub struct Function<'m, S: Signature> {
+/// A kernel of a module, with its declared signature `S` and how it may be launched
+/// `K`: [`Plain`] (the default: in every way) or
+/// [`Cooperative`] (only cooperatively, see
+/// [`Module::cooperative_function`]). Borrows its module (CF4).
+pub struct Function<'m, S: Signature, K: LaunchKind = Plain> {
     pub(crate) driver: &'static Driver,
     pub(crate) raw: CUfunction,
     _m: PhantomData<(&'m (), *const ())>,
-    _s: PhantomData<fn(S)>,
+    _s: PhantomData<fn(S, K)>,
 }
 
-impl<S: Signature> Function<'_, S> {
+impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     /// Wraps the handle `raw` of a kernel whose signature is `S` (checked, or
     /// promised by the caller of an `unsafe` lookup); the caller ties `'m` to what
     /// keeps the handle valid.
@@ -462,4 +533,5 @@ impl<S: Signature> Function<'_, S> {
 
 static_assertions::assert_not_impl_any!(Module<'static>: Send, Sync);
 static_assertions::assert_not_impl_any!(Function<'static, (u32,)>: Send, Sync);
+static_assertions::assert_not_impl_any!(Function<'static, (u32,), crate::launch::Cooperative>: Send, Sync);
 static_assertions::assert_not_impl_any!(DeviceGlobal<'static, u32>: Send, Sync);

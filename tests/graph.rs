@@ -706,3 +706,49 @@ fn a_graph_with_conditional_nodes_is_not_an_update() {
         Ok(())
     });
 }
+
+#[test]
+fn a_conditional_in_a_child_graph_makes_its_parent_no_update() {
+    if common::ON_GPU {
+        eprintln!("gpu-suite note: conditional nodes not exercised (as above)");
+        return;
+    }
+    // CUDA (and softcuda by default) refuses a child graph with conditional nodes;
+    // softcuda is told to take one, as a driver that allowed it would: the crate must
+    // not rely on the driver's refusal.
+    struct Allowed;
+    impl Drop for Allowed {
+        fn drop(&mut self) {
+            softcuda::control::allow_conditional_children(false);
+        }
+    }
+    softcuda::control::allow_conditional_children(true);
+    let _allowed = Allowed;
+    on_device0(|cur| -> Result<(), CudaError> {
+        // A parent whose only conditional node lies in a child of a child.
+        let nested = || -> Result<Graph<'_>, CudaError> {
+            let mut grandchild = cur.create_graph()?;
+            drop(grandchild.add_conditional(&[], ConditionalKind::If, Some(false))?);
+            let mut child = cur.create_graph()?;
+            child.add_child(&[], &grandchild)?;
+            let mut parent = cur.create_graph()?;
+            parent.add_child(&[], &child)?;
+            Ok(parent)
+        };
+        // As the graph instantiated: the crate refuses the update itself.
+        let mut exec = nested()?.instantiate()?;
+        assert!(matches!(
+            exec.update(nested()?),
+            Err(CudaError::ForeignCondition)
+        ));
+        // As the new graph of an update.
+        let mut plain = cur.create_graph()?;
+        plain.add_child(&[], &cur.create_graph()?)?;
+        let mut exec = plain.instantiate()?;
+        assert!(matches!(
+            exec.update(nested()?),
+            Err(CudaError::ForeignCondition)
+        ));
+        Ok(())
+    });
+}

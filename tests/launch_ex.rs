@@ -2,7 +2,8 @@
 //! softcuda: a cluster launch on device 0 (compute capability 9.0) whose kernel
 //! reports its cluster registers; the same refused on device 1 (8.0) before the
 //! driver is called; each validation refusal; a cooperative reduction with
-//! `this_grid().sync()`; a cooperative grid too large to be resident; attributes
+//! `this_grid().sync()`, declared cooperative and so launched only cooperatively; a
+//! cooperative grid too large to be resident; attributes
 //! reaching the driver; cluster occupancy. No live object is left behind.
 
 mod common;
@@ -242,9 +243,12 @@ fn a_cooperative_reduce_synchronises_the_grid() {
     on_device0(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(COOP, &JitOptions::default())?;
         // SAFETY: kernels/cooperative.cu: grid_reduce reads `in` and writes the
-        // others only below their lengths (it returns at once if they are short).
-        let k =
-            unsafe { module.function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")? };
+        // others only below their lengths (it returns at once if they are short), for
+        // every grid whose blocks are all resident at once (it synchronises the grid:
+        // declared cooperative).
+        let k = unsafe {
+            module.cooperative_function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")?
+        };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         for (grid, n) in [(8u32, 20_000usize), (3, 100)] {
             let data = input(n);
@@ -273,12 +277,61 @@ fn a_cooperative_reduce_synchronises_the_grid() {
 }
 
 #[test]
+fn a_kernel_declared_cooperative_launches_only_cooperatively() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(COOP, &JitOptions::default())?;
+        // SAFETY: as in a_cooperative_reduce_synchronises_the_grid.
+        let k = unsafe {
+            module.cooperative_function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")?
+        };
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let data = input(5000);
+        let din = cur.alloc_from(&data)?;
+        let mut partial = cur.alloc::<u32>(4)?;
+        partial.fill(0)?;
+        let mut total = cur.alloc::<u64>(1)?;
+        let mut seen = cur.alloc::<u32>(1)?;
+        seen.fill(0)?;
+        // `k.launch(..)` does not compile (CF31); a configuration that is not
+        // cooperative is refused before the driver is called.
+        let plain = LaunchConfig::new(4, 256).priority(-1);
+        assert_eq!(
+            refused_parameter(k.validate_launch(&plain), "not cooperative"),
+            "cooperative"
+        );
+        let r = k.launch_with(&stream, &plain, (&din, &mut partial, &mut total, &mut seen));
+        assert_eq!(refused_parameter(r, "not cooperative"), "cooperative");
+        stream.synchronize()?;
+        assert_eq!(seen.to_vec()?, [0], "nothing ran");
+        // The same configuration, cooperative, runs: every block sees every partial sum.
+        k.launch_with(
+            &stream,
+            &plain.cooperative(true),
+            (&din, &mut partial, &mut total, &mut seen),
+        )?;
+        stream.synchronize()?;
+        if !ON_GPU {
+            let rec = softcuda::api::launch_ex::last_launch().unwrap();
+            assert!(rec.cooperative);
+            assert_eq!(rec.priority, Some(-1));
+        }
+        assert_eq!(
+            total.to_vec()?,
+            [data.iter().map(|&x| u64::from(x)).sum::<u64>()]
+        );
+        assert_eq!(seen.to_vec()?, [4], "every block saw every partial sum");
+        Ok(())
+    });
+}
+
+#[test]
 fn a_cooperative_grid_that_cannot_be_resident_is_refused() {
     on_device0(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(COOP, &JitOptions::default())?;
         // SAFETY: as in a_cooperative_reduce_synchronises_the_grid.
-        let k =
-            unsafe { module.function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")? };
+        let k = unsafe {
+            module.cooperative_function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")?
+        };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let per_sm = k.max_active_blocks_per_multiprocessor(256, 0)?;
         let sms = cur.device()?.compute()?.multiprocessors;
@@ -388,8 +441,9 @@ fn cooperative_block_and_shared_memory_are_checked_before_occupancy() {
     on_device0(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(COOP, &JitOptions::default())?;
         // SAFETY: as in a_cooperative_reduce_synchronises_the_grid.
-        let k =
-            unsafe { module.function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")? };
+        let k = unsafe {
+            module.cooperative_function::<(In<u32>, Out<u32>, Out<u64>, Out<u32>)>("grid_reduce")?
+        };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         let din = cur.alloc_from(&[1u32; 16])?;
         let mut partial = cur.alloc::<u32>(4)?;

@@ -116,6 +116,13 @@ pub fn set_resident_memory_limit(bytes: Option<u64>) {
     crate::ptx::set_resident_limit(bytes);
 }
 
+/// With `true`, `cuGraphAddChildGraphNode` takes a child graph with conditional
+/// nodes (CUDA documents that it refuses one, as softcuda does by default): for tests
+/// that a caller does not rely on that refusal. Process-wide; `false` restores it.
+pub fn allow_conditional_children(allowed: bool) {
+    crate::api::graph::CONDITIONAL_CHILDREN.store(allowed, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Clears injected faults and the allocation budget.
 pub fn clear_faults() {
     state::clear_faults();

@@ -4,10 +4,10 @@
 
 use super::Function;
 use crate::error::{CudaError, check};
-use crate::launch::Signature;
+use crate::launch::{LaunchKind, Signature};
 use crate::sys::{CUfunc_cache, CUfunction_attribute, CUresult};
 
-impl<S: Signature> Function<'_, S> {
+impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     /// A function attribute (registers, static shared memory, max threads, ...).
     pub fn attribute(&self, attr: CUfunction_attribute) -> Result<i32, CudaError> {
         let mut v = 0;

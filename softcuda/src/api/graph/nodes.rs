@@ -351,6 +351,11 @@ pub unsafe extern "C" fn cuGraphEventWaitNodeSetEvent(h: CUgraphNode, ev: CUeven
     })
 }
 
+/// Whether `cuGraphAddChildGraphNode` takes a child with conditional nodes
+/// ([`crate::control::allow_conditional_children`]).
+pub(crate) static CONDITIONAL_CHILDREN: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
 /// `cuGraphAddChildGraphNode`: `child` is cloned into the node, as on the driver.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGraphAddChildGraphNode(
@@ -373,7 +378,9 @@ pub unsafe extern "C" fn cuGraphAddChildGraphNode(
             if s.has_mem_nodes(cid) {
                 return Err(code::NOT_SUPPORTED); // cannot be cloned into the node
             }
-            if s.has_cond_nodes(cid) {
+            if s.has_cond_nodes(cid)
+                && !CONDITIONAL_CHILDREN.load(core::sync::atomic::Ordering::Relaxed)
+            {
                 return Err(code::INVALID_VALUE); // "must not contain conditional nodes"
             }
             let copy = s.clone_graph(cid, true)?;
