@@ -513,3 +513,58 @@ fn loading_a_driver_inside_a_host_callback_is_refused() {
     drop(ctx);
     no_leaks();
 }
+
+/// Review 2: every kind of device memory the crate hands out — a buffer, a
+/// stream-ordered buffer, managed memory, graph memory, module and library
+/// variables — lies inside softcuda's device address space, and pinned host memory
+/// outside it (the driver keeps them apart: a stale device address never reaches
+/// host memory).
+#[test]
+fn every_kind_of_crate_device_memory_lies_in_the_device_range() {
+    use oxicuda_driver::managed::Attach;
+    use oxicuda_driver::sys::CUmemhostalloc_flags;
+    if ON_GPU {
+        return;
+    }
+    const GLOBALS: &str = include_str!("../kernels/globals.ptx");
+    let (d, _g) = driver();
+    let lib = d
+        .load_library(GLOBALS.as_bytes(), &JitOptions::default())
+        .unwrap();
+    let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+    ctx.bind(|cur| -> Result<(), CudaError> {
+        let (lo, hi) = softcuda::control::device_range().expect("a device address space");
+        let inside = |p: u64, n: usize| p >= lo && p + n as u64 <= hi;
+        let b = cur.alloc::<u32>(1000)?;
+        assert!(inside(b.device_ptr(), 4000));
+        let m = cur.alloc_managed::<u32>(1000, Attach::Global)?;
+        assert!(inside(m.device_ptr(), 4000));
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let s = stream.alloc_async::<u32>(1000)?;
+        assert!(inside(s.device_ptr(), 4000));
+        drop(s);
+        let module = cur.load_module(GLOBALS.as_bytes(), &JitOptions::default())?;
+        let g = module.global::<u32>("evaluated")?;
+        assert!(inside(g.device_ptr(), 4));
+        let lg = lib.global::<u32>(cur, "evaluated")?;
+        assert!(inside(lg.device_ptr(), 4));
+        let mut graph = cur.create_graph()?;
+        let (a, mem) = graph.add_alloc::<u32>(&[], 1000)?;
+        assert!(inside(mem.device_ptr(), 4000));
+        graph.add_free(&[a], mem)?;
+        drop(graph);
+        let h = cur.alloc_host::<u32>(1000, CUmemhostalloc_flags::empty())?;
+        let hp = h.as_ptr() as u64;
+        assert!(
+            hp + 4000 <= lo || hp >= hi,
+            "pinned memory in the device range"
+        );
+        stream.synchronize()?;
+        Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    drop(ctx);
+    drop(lib);
+    no_leaks();
+}
