@@ -60,6 +60,7 @@ pub mod error;
 pub mod event;
 pub mod graph;
 pub mod jit;
+mod jit_log;
 pub mod launch;
 pub mod launch_config;
 pub mod leaks;
