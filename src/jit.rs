@@ -171,7 +171,7 @@ impl JitCall {
         if log.diagnostics.is_empty() {
             crate::error::driver_error(r)
         } else {
-            crate::context::note_failure(r);
+            crate::activity::note_failure(r);
             crate::CudaError::JitFailed { log, source: r }
         }
     }

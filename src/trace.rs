@@ -106,7 +106,7 @@ impl fmt::Display for KernelName {
         let r = unsafe { get(&mut name, self.function) };
         // A failure is shown in the field, not returned; a sticky one still marks the
         // bound context, as every other driver failure does.
-        crate::context::note_failure(r);
+        crate::activity::note_failure(r);
         if r != CUresult::CUDA_SUCCESS || name.is_null() {
             return write!(f, "<unknown: {r:?}>");
         }

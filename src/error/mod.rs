@@ -313,13 +313,24 @@ impl CudaError {
     }
 }
 
+/// [`CudaError::InHostCallback`] on a thread running a host callback: for the entry
+/// points that must refuse before anything else (a binding, which would otherwise
+/// wait for a lock or report a poisoned context first).
+pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
+    if crate::activity::in_host_callback() {
+        Err(CudaError::InHostCallback)
+    } else {
+        Ok(())
+    }
+}
+
 /// The error for a failure code the driver returned (not `CUDA_SUCCESS`): notes a
 /// sticky one for the binding in progress ([`crate::context`]'s docs). Every code
 /// that comes from the driver becomes an error through here or [`check`].
 #[cold]
 #[inline(never)]
 pub(crate) fn driver_error(code: CUresult) -> CudaError {
-    crate::context::note_failure(code);
+    crate::activity::note_failure(code);
     CudaError::Driver(code)
 }
 
