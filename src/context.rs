@@ -79,6 +79,9 @@ pub struct CurrentContext<'ctx> {
     _brand: Brand<'ctx>,
 }
 
+/// Ties an object to the borrow `'a` of its token; not `Send`, not `Sync`.
+pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
+
 /// Invariant in `'ctx` (a brand made fresh by each binding), and neither `Send` nor
 /// `Sync`.
 type Brand<'ctx> = PhantomData<(fn(&'ctx ()) -> &'ctx (), *const ())>;

@@ -86,6 +86,7 @@ pub mod tensor_map;
 pub mod topology;
 pub mod trace;
 pub mod version;
+mod wait;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as
 /// `cargo fuzz` does): the crate's private parsers, reachable from outside only

@@ -18,9 +18,9 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::stream::Tied;
 use crate::sys::{CUdeviceptr, CUresult, CUstream};
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
@@ -266,7 +266,7 @@ fn ordered_op(
     // this thread's, as the driver was loaded). A wait that fails for a reason other
     // than a dead context aborts (`settled_or_abort`).
     // SAFETY: the default stream of the current context.
-    crate::stream::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
+    crate::wait::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
         sync(CUstream::NULL)
     })
 }
@@ -694,7 +694,7 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
 pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr, kind: crate::leaks::Kind) {
     if let Ok(free) = driver.table().cuMemFree() {
         // SAFETY: the caller's promise.
-        let r = crate::graph::retry_relaxed(driver, || unsafe { free(ptr) });
+        let r = crate::wait::retry_relaxed(driver, || unsafe { free(ptr) });
         if check(r).is_err() {
             tracing::warn!(?r, "cuMemFree failed");
         } else {

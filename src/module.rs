@@ -33,12 +33,12 @@ pub use crate::jit::{JitDiagnostic, JitLog, JitOptions, Severity};
 pub use crate::ptx_params::entry_params;
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::jit::JitCall;
 use crate::launch::{Cooperative, LaunchKind, Plain, Signature};
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
-use crate::stream::Tied;
 use crate::sys::{CUdeviceptr, CUfunction, CUmodule, CUresult};
 use crate::version::DriverVersion;
 use core::marker::PhantomData;
@@ -491,7 +491,7 @@ impl Drop for Module<'_> {
     fn drop(&mut self) {
         if let Ok(unload) = self.driver.table().cuModuleUnload() {
             // SAFETY: this value owns the module; its functions borrow it, so none is alive.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
+            let r = crate::wait::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuModuleUnload failed");
             } else {

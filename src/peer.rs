@@ -415,7 +415,7 @@ impl<'g> PeerGroup<'g> {
     }
 }
 
-/// Waits for the current (entered) context's work: [`crate::stream::settled_or_abort`]
+/// Waits for the current (entered) context's work: [`crate::wait::settled_or_abort`]
 /// (success, or a sticky error after which the work was abandoned; the process
 /// aborts on anything else).
 ///
@@ -424,7 +424,7 @@ impl<'g> PeerGroup<'g> {
 /// no failure, only "not now" — it is retried, every millisecond, until that capture
 /// ends. (This thread's own captures have ended: they end inside the closure.)
 fn wait_for_current(driver: &'static Driver) -> Result<(), CudaError> {
-    crate::stream::settled_or_abort(driver, "a peer group's work", || {
+    crate::wait::settled_or_abort(driver, "a peer group's work", || {
         loop {
             let r = match driver.table().cuCtxSynchronize() {
                 // SAFETY: no arguments; a context is current.

@@ -20,11 +20,12 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::memory::{self, DeviceCopy, DeviceRead, DeviceSlice, DeviceSliceMut, DeviceWrite};
-use crate::stream::{Stream, Tied};
+use crate::stream::Stream;
 use crate::sys::{
     CUdeviceptr, CUmemAccess_flags, CUmemAccessDesc_v1, CUmemAllocationHandleType,
     CUmemAllocationType, CUmemLocation_v1, CUmemLocationType, CUmemPool_attribute,
