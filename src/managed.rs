@@ -406,6 +406,7 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     }
 }
 
+impl<T: DeviceCopy> crate::memory::sealed::Memory for ManagedBuffer<'_, T> {}
 impl<T: DeviceCopy> DeviceRead<T> for ManagedBuffer<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
         self.as_slice()

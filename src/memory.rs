@@ -66,18 +66,18 @@ macro_rules! memset_value {
 }
 memset_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, f32 => u32);
 
-mod sealed {
+pub(crate) mod sealed {
     /// Element types with a direct memset.
     pub trait Sealed {}
     /// This crate's device memory: buffers and views. Sealed because a launch, a copy
     /// or a memset hands the driver the address and length that `view`/`view_mut`
-    /// return — a type outside the crate could name memory it does not borrow.
+    /// return — a type outside the crate could name memory it does not borrow. Each
+    /// memory type implements it in its own module (`pool`'s `StreamBuffer`,
+    /// `managed`'s `ManagedBuffer`).
     pub trait Memory {}
     impl<T: super::DeviceCopy> Memory for super::DeviceBuffer<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSlice<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSliceMut<'_, T> {}
-    impl<T: super::DeviceCopy> Memory for crate::pool::StreamBuffer<'_, T> {}
-    impl<T: super::DeviceCopy> Memory for crate::managed::ManagedBuffer<'_, T> {}
 }
 
 macro_rules! device_copy {

@@ -497,6 +497,7 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
     }
 }
 
+impl<T: DeviceCopy> crate::memory::sealed::Memory for StreamBuffer<'_, T> {}
 impl<T: DeviceCopy> DeviceRead<T> for StreamBuffer<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
         self.as_slice()
