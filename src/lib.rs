@@ -77,6 +77,7 @@ pub mod peer;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;
+mod signature;
 pub mod snapshot;
 pub mod stream;
 pub mod sys;

@@ -116,6 +116,3 @@ impl fmt::Display for KernelName {
         f.write_str(&name.to_string_lossy())
     }
 }
-
-// The kernel name is fetched lazily: a `Function` stays two words.
-static_assertions::assert_eq_size!(crate::module::Function<'static, (u32,)>, [usize; 2]);
