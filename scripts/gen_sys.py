@@ -38,11 +38,10 @@ EXCLUDED_PREFIXES = ("cuGraphics",)  # graphics interop (GL/EGL/VDPAU/D3D resour
 # cudaProfiler.h is not in the wheel; its two live functions take no arguments.
 EXTRA_FUNCTIONS = [("cuProfilerStart", 4000, []), ("cuProfilerStop", 4000, [])]
 
-# Attributes given to one enum's type. CUresult is an error: `thiserror` derives its
-# `Error` and `Display`, which is the driver's own text (src/error/mod.rs, `CodeText`).
-ENUM_ATTRS = {
-    "CUresult": '#[derive(thiserror::Error)] #[error("{}", crate::error::CodeText(*self))] ',
-}
+# Attributes given to one enum's type (none today). `sys` mirrors the C ABI and uses
+# nothing above it: CUresult's `Display` and `Error` are written by hand in
+# src/error/mod.rs, the layer that owns the driver's texts.
+ENUM_ATTRS: dict[str, str] = {}
 
 # Flag-set enums become `bitflags` types; the rest stay integer newtypes.
 FLAG_ENUMS = {

@@ -63,37 +63,6 @@ thread_local! {
     /// Whether a root binding of this copy of the crate is active on this thread
     /// (whatever its driver: two drivers' tokens never coexist on one thread).
     static ROOT_BOUND: Cell<bool> = const { Cell::new(false) };
-    /// The first sticky error reported on this thread during the innermost binding
-    /// in progress (saved and restored around nested bindings).
-    static STICKY: Cell<Option<CUresult>> = const { Cell::new(None) };
-    /// The sticky-error mark of the handle the innermost binding in progress bound
-    /// (null when none): valid while that binding lasts, which borrows the handle;
-    /// saved and restored around nested bindings like `STICKY`.
-    static BOUND_MARK: Cell<*const Cell<Option<CUresult>>> = const { Cell::new(core::ptr::null()) };
-}
-
-/// Notes a failure the driver reported on this thread ([`check`] calls it): a sticky
-/// one marks the handle of the binding in progress at once, so that binding it again
-/// — a nested push of the same handle included — is refused from then on.
-pub(crate) fn note_failure(code: CUresult) {
-    if code.is_sticky() {
-        STICKY.with(|s| {
-            if s.get().is_none() {
-                s.set(Some(code));
-            }
-        });
-        let mark = BOUND_MARK.with(Cell::get);
-        if !mark.is_null() {
-            // SAFETY: a non-null mark is the cell of the handle the innermost binding
-            // in progress on this thread borrows (`bind_raw` sets it after the push and
-            // restores the enclosing one before the binding ends, also on unwind);
-            // handles are `!Sync`, so no other thread touches the cell.
-            let mark = unsafe { &*mark };
-            if mark.get().is_none() {
-                mark.set(Some(code));
-            }
-        }
-    }
 }
 
 /// The proof that a context is current on this thread, for the binding's lifetime
@@ -109,6 +78,9 @@ pub struct CurrentContext<'ctx> {
     raw: CUcontext,
     _brand: Brand<'ctx>,
 }
+
+/// Ties an object to the borrow `'a` of its token; not `Send`, not `Sync`.
+pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
 
 /// Invariant in `'ctx` (a brand made fresh by each binding), and neither `Send` nor
 /// `Sync`.
@@ -140,17 +112,15 @@ struct Unbind<'p> {
     poisoned: &'p Cell<Option<CUresult>>,
     /// `cuCtxPopCurrent`, resolved before the push so that the binding can end.
     pop: crate::table::pfn::cuCtxPopCurrent,
-    outer: Option<CUresult>,
-    /// The enclosing binding's handle mark (see `BOUND_MARK`).
-    outer_mark: *const Cell<Option<CUresult>>,
+    /// The enclosing binding's sticky error and handle mark.
+    enclosing: crate::activity::Enclosing,
 }
 
 impl Unbind<'_> {
     /// Marks the handle with a sticky error this binding saw, and gives the enclosing
     /// binding its record back.
     fn settle(&self) {
-        BOUND_MARK.with(|m| m.set(self.outer_mark));
-        if let Some(code) = STICKY.with(|s| s.replace(self.outer))
+        if let Some(code) = crate::activity::leave_binding(&self.enclosing)
             && self.poisoned.get().is_none()
         {
             self.poisoned.set(Some(code));
@@ -212,7 +182,7 @@ pub(crate) fn bind_raw<R>(
     poisoned: &Cell<Option<CUresult>>,
     f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,
 ) -> Result<R, CudaError> {
-    crate::activity::refuse_in_host_callback()?;
+    crate::error::refuse_in_host_callback()?;
     if let Some(code) = poisoned.get() {
         return Err(CudaError::ContextPoisoned { code });
     }
@@ -247,8 +217,7 @@ pub(crate) fn bind_raw<R>(
         root,
         poisoned,
         pop,
-        outer: STICKY.with(|s| s.replace(None)),
-        outer_mark: BOUND_MARK.with(|m| m.replace(poisoned)),
+        enclosing: crate::activity::enter_binding(poisoned),
     };
     let mut token = CurrentContext {
         driver,
@@ -323,7 +292,7 @@ unsafe impl Send for Context {}
 impl Context {
     /// Creates a context on `device` with `flags`. It is not left current: bind it.
     pub fn new(device: &Device, flags: CUctx_flags) -> Result<Context, CudaError> {
-        crate::activity::refuse_in_host_callback()?;
+        crate::error::refuse_in_host_callback()?;
         let driver = device.driver();
         let t = driver.table();
         // Resolved first: the new context is left current and must be popped.
@@ -440,7 +409,7 @@ unsafe impl Send for PrimaryContext {}
 impl PrimaryContext {
     /// Retains `device`'s primary context (creating it if nobody retains it).
     pub fn retain(device: &Device) -> Result<PrimaryContext, CudaError> {
-        crate::activity::refuse_in_host_callback()?;
+        crate::error::refuse_in_host_callback()?;
         let mut raw = CUcontext::NULL;
         // SAFETY: a valid out-pointer.
         check(unsafe {
@@ -589,7 +558,7 @@ impl<'ctx> CurrentContext<'ctx> {
     /// the context is unusable from then on (every later call fails), and its handle
     /// is marked when the binding ends (see the module docs).
     pub fn sticky_error(&self) -> Option<CUresult> {
-        STICKY.with(Cell::get)
+        crate::activity::sticky()
     }
 
     /// Checks that the driver still has this token's context current on this thread:
@@ -645,7 +614,9 @@ impl<'ctx> CurrentContext<'ctx> {
     pub fn disable_peer_access(&self, peer: &Context) -> Result<(), CudaError> {
         same_driver(self.driver, peer.driver)?;
         #[cfg(feature = "multi-gpu")]
-        crate::peer::refuse_while_groups_live()?;
+        if crate::activity::peer_groups_live() {
+            return Err(CudaError::PeerGroupsLive);
+        }
         // SAFETY: a live context.
         check(unsafe { self.driver.table().cuCtxDisablePeerAccess()?(peer.raw) })
     }

@@ -198,7 +198,7 @@ impl Drop for Load<'_> {
 /// (its stream's owner may hold the lock and wait for the callback) and a thread
 /// with a root binding (it would be refused after the wait anyway).
 fn may_wait(root_too: bool) -> Result<(), CudaError> {
-    crate::activity::refuse_in_host_callback()?;
+    crate::error::refuse_in_host_callback()?;
     if root_too && crate::context::root_bound() {
         return Err(CudaError::ContextAlreadyBound);
     }

@@ -10,9 +10,10 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::stream::{Stream, Tied, done};
+use crate::stream::{Stream, done};
 use crate::sys::{CUevent, CUevent_flags};
 use core::marker::PhantomData;
 

@@ -42,7 +42,6 @@ mod conditional;
 mod exec;
 mod memory;
 
-pub(crate) use capture::retry_relaxed;
 pub use capture::{Branch, CaptureMode, Capturing};
 pub use conditional::{ConditionalHandle, ConditionalKind};
 pub use exec::GraphExec;

@@ -3,14 +3,21 @@
 //! Safe, zero-cost bindings to the NVIDIA CUDA Driver API, loaded at run time: no
 //! `cuda.h`, no link-time `libcuda`, no `nvcc`.
 //!
-//! Layers, from the C ABI up:
+//! Layers, from the C ABI up (`docs/architecture.md` draws them; each module uses
+//! only its own row and those below, which `tests/layers.rs` checks):
 //!
 //! - [`sys`] — the raw C ABI: handles, enums, flag sets and structs of CUDA 12.9;
+//!   [`version`] ([`DriverVersion`]);
+//! - `activity` — what this thread and process are doing: inside a host callback,
+//!   the innermost binding and its sticky error, live peer groups; `jit_log` (the
+//!   JIT's parsed log, public as [`jit::JitLog`]); [`leaks`] (below);
+//! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers;
 //! - [`table`] — the driver functions, declared once in one list, resolved into a
 //!   [`DriverTable`] of typed function pointers;
 //! - [`loader`] — finds the driver library, resolves the table with version gating,
 //!   and reports every failure with its cause;
-//! - [`error`] — [`CudaError`], covering every `CUresult` of the 12.9 and 13.x headers;
+//! - `wait` — waiting for queued work while a capture elsewhere may forbid it;
+//!   `signature` — the kernel parameter kinds and signatures (public in [`launch`]);
 //! - the safe layer: [`device`] (typed attributes, grouped views), [`context`] (owned
 //!   contexts and the [`CurrentContext`] token every other object borrows),
 //!   [`stream`] (streams, scoped asynchronous copies), [`event`] (events),
@@ -60,6 +67,7 @@ pub mod error;
 pub mod event;
 pub mod graph;
 pub mod jit;
+mod jit_log;
 pub mod launch;
 pub mod launch_config;
 pub mod leaks;
@@ -76,6 +84,7 @@ pub mod peer;
 pub mod pinned;
 pub mod pool;
 mod ptx_params;
+mod signature;
 pub mod snapshot;
 pub mod stream;
 pub mod sys;
@@ -85,6 +94,7 @@ pub mod tensor_map;
 pub mod topology;
 pub mod trace;
 pub mod version;
+mod wait;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as
 /// `cargo fuzz` does): the crate's private parsers, reachable from outside only

@@ -271,7 +271,7 @@ impl Drop for Library {
             // borrow it, so none is alive. Work already queued may still run its code:
             // the driver's unload waits for it (an assumption, as for modules). The
             // JIT arrays (`_jit`) are freed after this, when the fields drop.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
+            let r = crate::wait::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuLibraryUnload failed");
             } else {

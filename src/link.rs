@@ -56,13 +56,13 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::jit::{JitCall, JitOptions};
 use crate::loader::Driver;
 use crate::module::file::read_image_file;
 use crate::module::image::{Image, image_kind, invalid};
 use crate::module::{Module, aligned_copy, c_name, load_image};
-use crate::stream::Tied;
 use crate::sys::{CUjitInputType, CUlinkState, CUresult};
 use core::ffi::c_void;
 use core::marker::PhantomData;

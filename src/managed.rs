@@ -38,12 +38,13 @@
 //! driver refuses them too, and a buffer always has an address.
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::memory::{self, DeviceCopy, DeviceRead, DeviceSlice, DeviceSliceMut, DeviceWrite};
 use crate::pool::same_driver;
-use crate::stream::{Stream, Tied};
+use crate::stream::Stream;
 use crate::sys::{
     CUcontext, CUdevice_attribute, CUdeviceptr, CUmem_advise, CUmem_range_attribute,
     CUmemAttach_flags, CUmemLocation_v1, CUmemLocationType,
@@ -405,6 +406,7 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     }
 }
 
+impl<T: DeviceCopy> crate::memory::sealed::Memory for ManagedBuffer<'_, T> {}
 impl<T: DeviceCopy> DeviceRead<T> for ManagedBuffer<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
         self.as_slice()

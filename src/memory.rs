@@ -18,9 +18,9 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::stream::Tied;
 use crate::sys::{CUdeviceptr, CUresult, CUstream};
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
@@ -66,18 +66,18 @@ macro_rules! memset_value {
 }
 memset_value!(u8 => u8, i8 => u8, u16 => u16, i16 => u16, u32 => u32, i32 => u32, f32 => u32);
 
-mod sealed {
+pub(crate) mod sealed {
     /// Element types with a direct memset.
     pub trait Sealed {}
     /// This crate's device memory: buffers and views. Sealed because a launch, a copy
     /// or a memset hands the driver the address and length that `view`/`view_mut`
-    /// return — a type outside the crate could name memory it does not borrow.
+    /// return — a type outside the crate could name memory it does not borrow. Each
+    /// memory type implements it in its own module (`pool`'s `StreamBuffer`,
+    /// `managed`'s `ManagedBuffer`).
     pub trait Memory {}
     impl<T: super::DeviceCopy> Memory for super::DeviceBuffer<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSlice<'_, T> {}
     impl<T: super::DeviceCopy> Memory for super::DeviceSliceMut<'_, T> {}
-    impl<T: super::DeviceCopy> Memory for crate::pool::StreamBuffer<'_, T> {}
-    impl<T: super::DeviceCopy> Memory for crate::managed::ManagedBuffer<'_, T> {}
 }
 
 macro_rules! device_copy {
@@ -266,7 +266,7 @@ fn ordered_op(
     // this thread's, as the driver was loaded). A wait that fails for a reason other
     // than a dead context aborts (`settled_or_abort`).
     // SAFETY: the default stream of the current context.
-    crate::stream::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
+    crate::wait::settled_or_abort(driver, "a stream-ordered buffer's copy", || unsafe {
         sync(CUstream::NULL)
     })
 }
@@ -694,7 +694,7 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
 pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr, kind: crate::leaks::Kind) {
     if let Ok(free) = driver.table().cuMemFree() {
         // SAFETY: the caller's promise.
-        let r = crate::graph::retry_relaxed(driver, || unsafe { free(ptr) });
+        let r = crate::wait::retry_relaxed(driver, || unsafe { free(ptr) });
         if check(r).is_err() {
             tracing::warn!(?r, "cuMemFree failed");
         } else {

@@ -33,12 +33,12 @@ pub use crate::jit::{JitDiagnostic, JitLog, JitOptions, Severity};
 pub use crate::ptx_params::entry_params;
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::jit::JitCall;
-use crate::launch::{Cooperative, LaunchKind, Plain, Signature};
 use crate::loader::Driver;
 use crate::memory::DeviceCopy;
-use crate::stream::Tied;
+use crate::signature::{Cooperative, LaunchKind, Plain, Signature};
 use crate::sys::{CUdeviceptr, CUfunction, CUmodule, CUresult};
 use crate::version::DriverVersion;
 use core::marker::PhantomData;
@@ -349,7 +349,7 @@ pub(crate) fn check_signature<S: Signature>(
             });
         }
     };
-    let expected = crate::launch::layout::<S>();
+    let expected = crate::signature::layout::<S>();
     let mismatch =
         |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {
             function: name.to_owned(),
@@ -491,7 +491,7 @@ impl Drop for Module<'_> {
     fn drop(&mut self) {
         if let Ok(unload) = self.driver.table().cuModuleUnload() {
             // SAFETY: this value owns the module; its functions borrow it, so none is alive.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
+            let r = crate::wait::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuModuleUnload failed");
             } else {
@@ -533,5 +533,7 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
 
 static_assertions::assert_not_impl_any!(Module<'static>: Send, Sync);
 static_assertions::assert_not_impl_any!(Function<'static, (u32,)>: Send, Sync);
-static_assertions::assert_not_impl_any!(Function<'static, (u32,), crate::launch::Cooperative>: Send, Sync);
+static_assertions::assert_not_impl_any!(Function<'static, (u32,), crate::signature::Cooperative>: Send, Sync);
 static_assertions::assert_not_impl_any!(DeviceGlobal<'static, u32>: Send, Sync);
+// The kernel name is fetched lazily (`trace`): a `Function` stays two words.
+static_assertions::assert_eq_size!(Function<'static, (u32,)>, [usize; 2]);

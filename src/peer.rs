@@ -56,37 +56,6 @@ use crate::{Context, PrimaryContext};
 use core::cell::{Cell, RefCell};
 use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut, RangeBounds};
-use core::sync::atomic::{AtomicUsize, Ordering};
-
-/// Group bindings alive in this process (any thread): while there is one, peer
-/// access is not disabled through this crate.
-static GROUPS_LIVE: AtomicUsize = AtomicUsize::new(0);
-
-/// [`CudaError::PeerGroupsLive`] while a group binding is alive anywhere in the
-/// process.
-pub(crate) fn refuse_while_groups_live() -> Result<(), CudaError> {
-    if GROUPS_LIVE.load(Ordering::Acquire) == 0 {
-        Ok(())
-    } else {
-        Err(CudaError::PeerGroupsLive)
-    }
-}
-
-/// Counts a group binding as alive until dropped (also on unwind).
-struct Live(());
-
-impl Live {
-    fn new() -> Live {
-        GROUPS_LIVE.fetch_add(1, Ordering::AcqRel);
-        Live(())
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        GROUPS_LIVE.fetch_sub(1, Ordering::AcqRel);
-    }
-}
 
 /// Invariant in `'g` (fresh for each group binding), neither `Send` nor `Sync`.
 type Brand<'g> = PhantomData<(fn(&'g ()) -> &'g (), *const ())>;
@@ -188,7 +157,7 @@ impl PeerGroup<'_> {
         members: impl IntoIterator<Item = impl Into<PeerMember<'c>>>,
         f: impl for<'g> FnOnce(&'g PeerGroup<'g>) -> R,
     ) -> Result<R, CudaError> {
-        crate::activity::refuse_in_host_callback()?;
+        crate::error::refuse_in_host_callback()?;
         let members: Vec<(&'static Driver, CUcontext, &'c Cell<Option<CUresult>>)> = members
             .into_iter()
             .map(|m| match m.into() {
@@ -233,7 +202,7 @@ impl PeerGroup<'_> {
             deferred: RefCell::new(Vec::new()),
             _brand: PhantomData,
         };
-        let _live = Live::new();
+        let _live = crate::activity::GroupLive::new();
         Ok(f(&group))
     }
 }
@@ -446,7 +415,7 @@ impl<'g> PeerGroup<'g> {
     }
 }
 
-/// Waits for the current (entered) context's work: [`crate::stream::settled_or_abort`]
+/// Waits for the current (entered) context's work: [`crate::wait::settled_or_abort`]
 /// (success, or a sticky error after which the work was abandoned; the process
 /// aborts on anything else).
 ///
@@ -455,7 +424,7 @@ impl<'g> PeerGroup<'g> {
 /// no failure, only "not now" — it is retried, every millisecond, until that capture
 /// ends. (This thread's own captures have ended: they end inside the closure.)
 fn wait_for_current(driver: &'static Driver) -> Result<(), CudaError> {
-    crate::stream::settled_or_abort(driver, "a peer group's work", || {
+    crate::wait::settled_or_abort(driver, "a peer group's work", || {
         loop {
             let r = match driver.table().cuCtxSynchronize() {
                 // SAFETY: no arguments; a context is current.

@@ -13,10 +13,10 @@
 //! to [`AsyncScope`](crate::stream::AsyncScope) copies as `&buf[..]` / `&mut buf[..]`.
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, bytes};
-use crate::stream::Tied;
 use crate::sys::{CUmemhostalloc_flags, CUmemhostregister_flags};
 use core::ffi::c_void;
 use core::marker::PhantomData;
@@ -146,7 +146,7 @@ impl<T: DeviceCopy> Drop for HostBuffer<'_, T> {
         }
         if let Ok(free) = self.driver.table().cuMemFreeHost() {
             // SAFETY: this value owns the allocation.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { free(self.ptr.cast()) });
+            let r = crate::wait::retry_relaxed(self.driver, || unsafe { free(self.ptr.cast()) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemFreeHost failed");
             } else {
@@ -174,7 +174,7 @@ impl<T: DeviceCopy> Drop for Registered<'_, T> {
         if let Ok(unregister) = self.driver.table().cuMemHostUnregister() {
             let p = self.data.as_mut_ptr().cast();
             // SAFETY: registered by `register_host` and not since unregistered.
-            let r = crate::graph::retry_relaxed(self.driver, || unsafe { unregister(p) });
+            let r = crate::wait::retry_relaxed(self.driver, || unsafe { unregister(p) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemHostUnregister failed");
             } else {

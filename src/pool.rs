@@ -20,11 +20,12 @@
 //! ```
 
 use crate::context::CurrentContext;
+use crate::context::Tied;
 use crate::device::Device;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::memory::{self, DeviceCopy, DeviceRead, DeviceSlice, DeviceSliceMut, DeviceWrite};
-use crate::stream::{Stream, Tied};
+use crate::stream::Stream;
 use crate::sys::{
     CUdeviceptr, CUmemAccess_flags, CUmemAccessDesc_v1, CUmemAllocationHandleType,
     CUmemAllocationType, CUmemLocation_v1, CUmemLocationType, CUmemPool_attribute,
@@ -496,6 +497,7 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
     }
 }
 
+impl<T: DeviceCopy> crate::memory::sealed::Memory for StreamBuffer<'_, T> {}
 impl<T: DeviceCopy> DeviceRead<T> for StreamBuffer<'_, T> {
     fn view(&self) -> DeviceSlice<'_, T> {
         self.as_slice()

@@ -9,7 +9,7 @@
 //!
 //! Events live in [`event`](crate::event) (re-exported here).
 
-use crate::context::CurrentContext;
+use crate::context::{CurrentContext, Tied};
 use crate::error::{CudaError, check};
 pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
@@ -21,9 +21,6 @@ use crate::sys::{
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
-
-/// Ties an object to the borrow `'a` of its token; not `Send`, not `Sync`.
-pub(crate) type Tied<'a> = PhantomData<(&'a (), *const ())>;
 
 /// A query's answer: done, not yet (`NOT_READY`), or an error.
 #[inline]
@@ -252,38 +249,12 @@ pub struct AsyncScope<'scope, 'env: 'scope> {
 /// `cuStreamSynchronize`, resolved before a scope starts.
 type SyncFn = crate::table::pfn::cuStreamSynchronize;
 
-/// Waits for the stream's work (see [`settled_or_abort`]).
+/// Waits for the stream's work (see [`settled_or_abort`](crate::wait::settled_or_abort)).
 fn wait_or_abort(driver: &'static Driver, sync: SyncFn, stream: CUstream) -> Result<(), CudaError> {
     // SAFETY: a live stream.
-    settled_or_abort(driver, "an async scope's copies", || unsafe {
+    crate::wait::settled_or_abort(driver, "an async scope's copies", || unsafe {
         sync(stream)
     })
-}
-
-/// Runs `wait`, a driver call that waits for work which uses memory about to be
-/// released (a stream's, a context's). Success, or a sticky error (the context is
-/// dead: its work was abandoned, and the driver touches no memory for it any more),
-/// lets the caller release it. A capture elsewhere that forbids the wait on this
-/// thread is stepped around (relaxed capture mode, for the wait only). Any other
-/// failure leaves work possibly in flight with no way to wait for it, so the process
-/// aborts rather than release the memory that work uses.
-pub(crate) fn settled_or_abort(
-    driver: &'static Driver,
-    what: &str,
-    wait: impl FnMut() -> crate::sys::CUresult,
-) -> Result<(), CudaError> {
-    match check(crate::graph::retry_relaxed(driver, wait)) {
-        // A sticky code means the work was abandoned — except EXTERNAL_DEVICE, which
-        // cuda.h calls sticky only in its asynchronous form: not proof enough.
-        Err(e)
-            if !e.is_sticky()
-                || e.code() == Some(crate::sys::CUresult::CUDA_ERROR_EXTERNAL_DEVICE) =>
-        {
-            tracing::error!(%e, "cannot wait for {what}; aborting");
-            std::process::abort()
-        }
-        r => r,
-    }
 }
 
 /// Waits when dropped: a scope never unwinds while its copies may still touch host

@@ -106,7 +106,7 @@ impl fmt::Display for KernelName {
         let r = unsafe { get(&mut name, self.function) };
         // A failure is shown in the field, not returned; a sticky one still marks the
         // bound context, as every other driver failure does.
-        crate::context::note_failure(r);
+        crate::activity::note_failure(r);
         if r != CUresult::CUDA_SUCCESS || name.is_null() {
             return write!(f, "<unknown: {r:?}>");
         }
@@ -116,6 +116,3 @@ impl fmt::Display for KernelName {
         f.write_str(&name.to_string_lossy())
     }
 }
-
-// The kernel name is fetched lazily: a `Function` stays two words.
-static_assertions::assert_eq_size!(crate::module::Function<'static, (u32,)>, [usize; 2]);

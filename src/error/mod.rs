@@ -10,8 +10,9 @@
 //! wherever the 535 driver has one (`tests/real_driver.rs` checks both), our own
 //! otherwise.
 //!
-//! Every error type (`CudaError`, `LoadError`, `CUresult`, and `NvmlError` with the
-//! `multi-gpu` feature) derives `Error` and `Display` with `thiserror`. A driver code
+//! Every error type (`CudaError`, `LoadError`, and `NvmlError` with the `multi-gpu`
+//! feature) derives `Error` and `Display` with `thiserror`; `CUresult`'s are written
+//! here by hand (`sys` mirrors the C ABI and uses nothing above it). A driver code
 //! is an error of its own; an error caused by one (`JitFailed`, `ContextPoisoned`,
 //! `LoadError::VersionQuery`) gives it as its `source`, and `CudaError::Load` is its
 //! `LoadError`, shown as it is (`#[error(transparent)]`, `From` for `?`).
@@ -165,7 +166,7 @@ pub enum CudaError {
     #[error("the JIT compiler refused the module ({source}):\n{log}")]
     JitFailed {
         /// The diagnostics.
-        log: crate::jit::JitLog,
+        log: crate::jit_log::JitLog,
         /// The driver's code (`CUDA_ERROR_INVALID_PTX`, ...), the error's `source`.
         source: CUresult,
     },
@@ -312,13 +313,24 @@ impl CudaError {
     }
 }
 
+/// [`CudaError::InHostCallback`] on a thread running a host callback: for the entry
+/// points that must refuse before anything else (a binding, which would otherwise
+/// wait for a lock or report a poisoned context first).
+pub(crate) fn refuse_in_host_callback() -> Result<(), CudaError> {
+    if crate::activity::in_host_callback() {
+        Err(CudaError::InHostCallback)
+    } else {
+        Ok(())
+    }
+}
+
 /// The error for a failure code the driver returned (not `CUDA_SUCCESS`): notes a
 /// sticky one for the binding in progress ([`crate::context`]'s docs). Every code
 /// that comes from the driver becomes an error through here or [`check`].
 #[cold]
 #[inline(never)]
 pub(crate) fn driver_error(code: CUresult) -> CudaError {
-    crate::context::note_failure(code);
+    crate::activity::note_failure(code);
     CudaError::Driver(code)
 }
 
@@ -389,21 +401,22 @@ impl CUresult {
     }
 }
 
-/// A code's text, `CUresult`'s `Display` (derived with `thiserror` where the type is
-/// generated): `CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected` — the
-/// names of `cuGetErrorName`, the messages of `cuGetErrorString` — or
-/// `unknown CUDA error code 123456` for a code no header we know declares.
-pub(crate) struct CodeText(pub(crate) CUresult);
-
-impl fmt::Display for CodeText {
+/// A code's text, `CUresult`'s `Display`: `CUDA_ERROR_NO_DEVICE (100): no
+/// CUDA-capable device is detected` — the names of `cuGetErrorName`, the messages of
+/// `cuGetErrorString` — or `unknown CUDA error code 123456` for a code no header we
+/// know declares. Written here, not in `sys`, which mirrors the C ABI only.
+impl fmt::Display for CUresult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let code = self.0;
+        let code = *self;
         match (code.name(), code.message()) {
             (Some(name), Some(msg)) => write!(f, "{name} ({}): {msg}", code.0),
             _ => write!(f, "unknown CUDA error code {}", code.0),
         }
     }
 }
+
+/// A driver code is an error of its own (the `source` of the errors it causes).
+impl std::error::Error for CUresult {}
 
 /// Why the driver library could not be loaded. Every variant keeps its cause.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -579,7 +592,7 @@ mod tests {
         assert!(e.source().is_none());
         // Errors caused by a driver code give it as their source.
         let j = CudaError::JitFailed {
-            log: crate::jit::JitLog::default(),
+            log: crate::jit_log::JitLog::default(),
             source: CUresult::CUDA_ERROR_INVALID_PTX,
         };
         assert_eq!(

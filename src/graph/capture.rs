@@ -11,7 +11,7 @@ use crate::module::Function;
 use crate::stream::{Stream, queue_to_device, queue_to_host};
 use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUevent, CUevent_flags, CUevent_record_flags,
-    CUevent_wait_flags, CUgraph, CUresult, CUstream, CUstream_flags, CUstreamCaptureMode,
+    CUevent_wait_flags, CUgraph, CUstream, CUstream_flags, CUstreamCaptureMode,
     CUstreamCaptureStatus,
 };
 use core::cell::{Cell, RefCell};
@@ -500,32 +500,6 @@ impl Drop for JoinOnDrop {
             self.broken.set(true);
         }
     }
-}
-
-/// Calls `f`; if the driver refuses the call because a capture forbids it on this
-/// thread (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`: a global or thread-local capture
-/// forbids "potentially unsafe" calls), calls it once more with this thread in
-/// relaxed capture mode, then restores the mode. For the calls that must not fail
-/// because a capture is running elsewhere: a scope's wait, and the frees of values
-/// being dropped (a refused free would leak, a refused unregistration would leave
-/// freed memory registered).
-pub(crate) fn retry_relaxed(driver: &'static Driver, mut f: impl FnMut() -> CUresult) -> CUresult {
-    let r = f();
-    if r != CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED {
-        return r;
-    }
-    let Ok(exchange) = driver.table().cuThreadExchangeStreamCaptureMode() else {
-        return r;
-    };
-    let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-    // SAFETY: a valid in/out pointer to a mode.
-    if check(unsafe { exchange(&mut mode) }).is_err() {
-        return r;
-    }
-    let again = f();
-    // SAFETY: as above; puts back the mode this thread had.
-    let _ = unsafe { exchange(&mut mode) };
-    again
 }
 
 /// `cuStreamEndCapture`: the graph, or the capture's error (then no graph is left).

@@ -4,7 +4,7 @@
 
 use super::Function;
 use crate::error::{CudaError, check};
-use crate::launch::{LaunchKind, Signature};
+use crate::signature::{LaunchKind, Signature};
 use crate::sys::{CUfunc_cache, CUfunction_attribute, CUresult};
 
 impl<S: Signature, K: LaunchKind> Function<'_, S, K> {

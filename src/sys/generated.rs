@@ -1380,7 +1380,7 @@ c_enum! { #[doc = "Resource types"] CUresourcetype: c_uint {
     CU_RESOURCE_TYPE_LINEAR = 2,
     CU_RESOURCE_TYPE_PITCH2D = 3,
 } }
-c_enum! { #[doc = "Error codes"] #[derive(thiserror::Error)] #[error("{}", crate::error::CodeText(*self))] CUresult: c_uint {
+c_enum! { #[doc = "Error codes"] CUresult: c_uint {
     CUDA_SUCCESS = 0,
     CUDA_ERROR_INVALID_VALUE = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,

@@ -1,0 +1,58 @@
+//! Waiting for queued work, and the calls that must not fail because a capture is
+//! running elsewhere: a global or thread-local stream capture anywhere in the process
+//! may make the driver refuse "potentially unsafe" calls on this thread. Used by the
+//! frees of values being dropped and by the waits before memory is released (a
+//! scope's, a stream-ordered buffer's, a peer group's).
+
+use crate::error::{CudaError, check};
+use crate::loader::Driver;
+use crate::sys::{CUresult, CUstreamCaptureMode};
+
+/// Calls `f`; if the driver refuses the call because a capture forbids it on this
+/// thread (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`: a global or thread-local capture
+/// forbids "potentially unsafe" calls), calls it once more with this thread in
+/// relaxed capture mode, then restores the mode. For the calls that must not fail
+/// because a capture is running elsewhere: a scope's wait, and the frees of values
+/// being dropped (a refused free would leak, a refused unregistration would leave
+/// freed memory registered).
+pub(crate) fn retry_relaxed(driver: &'static Driver, mut f: impl FnMut() -> CUresult) -> CUresult {
+    let r = f();
+    if r != CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED {
+        return r;
+    }
+    let Ok(exchange) = driver.table().cuThreadExchangeStreamCaptureMode() else {
+        return r;
+    };
+    let mut mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: a valid in/out pointer to a mode.
+    if check(unsafe { exchange(&mut mode) }).is_err() {
+        return r;
+    }
+    let again = f();
+    // SAFETY: as above; puts back the mode this thread had.
+    let _ = unsafe { exchange(&mut mode) };
+    again
+}
+
+/// Runs `wait`, a driver call that waits for work which uses memory about to be
+/// released (a stream's, a context's). Success, or a sticky error (the context is
+/// dead: its work was abandoned, and the driver touches no memory for it any more),
+/// lets the caller release it. A capture elsewhere that forbids the wait on this
+/// thread is stepped around (relaxed capture mode, for the wait only). Any other
+/// failure leaves work possibly in flight with no way to wait for it, so the process
+/// aborts rather than release the memory that work uses.
+pub(crate) fn settled_or_abort(
+    driver: &'static Driver,
+    what: &str,
+    wait: impl FnMut() -> CUresult,
+) -> Result<(), CudaError> {
+    match check(retry_relaxed(driver, wait)) {
+        // A sticky code means the work was abandoned — except EXTERNAL_DEVICE, which
+        // cuda.h calls sticky only in its asynchronous form: not proof enough.
+        Err(e) if !e.is_sticky() || e.code() == Some(CUresult::CUDA_ERROR_EXTERNAL_DEVICE) => {
+            tracing::error!(%e, "cannot wait for {what}; aborting");
+            std::process::abort()
+        }
+        r => r,
+    }
+}
