@@ -69,29 +69,22 @@ thread_local! {
 /// `'ctx`.
 ///
 /// A binding ([`Context::bind`], [`PrimaryContext::bind`]) lends it to its closure;
-/// everything that needs a current context is made through it — buffers
-/// ([`alloc`](Self::alloc)), streams ([`create_stream`](Self::create_stream)),
-/// modules ([`load_ptx`](Self::load_ptx)), graphs — and borrows it, so none of them
-/// can outlive the binding or leave the thread. Code that needs a current context
-/// takes `&CurrentContext<'_>` and cannot be called without one:
+/// buffers, streams, modules and graphs are made through it and borrow it, so none
+/// outlives the binding or leaves the thread. Code that needs a current context takes
+/// `&CurrentContext<'_>`, and cannot be called without one:
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
 /// # driver.init()?;
 /// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
-/// use oxicuda_driver::memory::DeviceBuffer;
-/// use oxicuda_driver::{CudaError, CurrentContext};
-///
+/// use oxicuda_driver::{CudaError, CurrentContext, memory::DeviceBuffer};
 /// fn squares<'c>(cur: &'c CurrentContext<'_>, n: u32) -> Result<DeviceBuffer<'c, u32>, CudaError> {
-///     let host: Vec<u32> = (0..n).map(|i| i * i).collect();
-///     cur.alloc_from(&host)
+///     cur.alloc_from(&(0..n).map(|i| i * i).collect::<Vec<_>>())
 /// }
-///
 /// let v = ctx.bind(|cur| -> Result<Vec<u32>, CudaError> { squares(cur, 4)?.to_vec() })??;
 /// assert_eq!(v, [0, 1, 4, 9]);
-/// # Ok(())
-/// # }
+/// # Ok(()) }
 /// ```
 ///
 /// ```compile_fail

@@ -47,7 +47,7 @@
 //! ## Without a GPU
 //!
 //! With the `soft` feature the same code runs on softcuda, the software driver, chosen
-//! with [`DriverOptions::software`] (or `OXICUDA_DRIVER=soft` in the environment, read
+//! with `DriverOptions::software()` (or `OXICUDA_DRIVER=soft` in the environment, read
 //! by [`driver`] and [`init`]). This example runs in `cargo test --doc`, and shows
 //! [`Module::function`](module::Module::function) (declaring a kernel's signature) and
 //! [`Function::launch`](module::Function::launch) (launching it with typed arguments)
@@ -86,7 +86,7 @@
 //!
 //! ## Features
 //!
-//! - `soft`: softcuda, the software driver ([`DriverOptions::software`],
+//! - `soft`: softcuda, the software driver (`DriverOptions::software()`,
 //!   `OXICUDA_DRIVER=soft`), for running GPU code's tests in CI without a GPU.
 //!   softcuda is compiled with your profile, and a debug build runs kernels about 8x
 //!   slower: add `[profile.dev.package.softcuda] opt-level = 3` to your `Cargo.toml`.
