@@ -81,7 +81,9 @@ def compile_one(lib, src: Path, arch: str) -> str:
     if callable(extra):
         extra = extra()
     arch = ARCH.get(src.name, arch)
-    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17"] + extra
+    # kernels/include: oxicuda.cuh, the kernel side of the typed launch.
+    include = f"-I{ROOT / 'kernels' / 'include'}".encode()
+    opts = [f"--gpu-architecture={arch}".encode(), b"--std=c++17", include] + extra
     arr = (ctypes.c_char_p * len(opts))(*opts)
     r = lib.nvrtcCompileProgram(prog, len(opts), arr)
     size = ctypes.c_size_t()

@@ -68,6 +68,25 @@ thread_local! {
 /// The proof that a context is current on this thread, for the binding's lifetime
 /// `'ctx`.
 ///
+/// A binding ([`Context::bind`], [`PrimaryContext::bind`]) lends it to its closure;
+/// buffers, streams, modules and graphs are made through it and borrow it, so none
+/// outlives the binding or leaves the thread. Code that needs a current context takes
+/// `&CurrentContext<'_>`, and cannot be called without one:
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
+/// # driver.init()?;
+/// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
+/// use oxicuda_driver::{CudaError, CurrentContext, memory::DeviceBuffer};
+/// fn squares<'c>(cur: &'c CurrentContext<'_>, n: u32) -> Result<DeviceBuffer<'c, u32>, CudaError> {
+///     cur.alloc_from(&(0..n).map(|i| i * i).collect::<Vec<_>>())
+/// }
+/// let v = ctx.bind(|cur| -> Result<Vec<u32>, CudaError> { squares(cur, 4)?.to_vec() })??;
+/// assert_eq!(v, [0, 1, 4, 9]);
+/// # Ok(()) }
+/// ```
+///
 /// ```compile_fail
 /// // CF1: the proof cannot cross threads.
 /// fn send<T: Send>() {}
@@ -337,6 +356,29 @@ impl Context {
     /// Makes the context current on this thread for the duration of `f`.
     /// [`CudaError::ContextAlreadyBound`] if this thread already has a root binding:
     /// nest with [`CurrentContext::push`] instead.
+    ///
+    /// `f` gets the [`CurrentContext`] token; what it makes with it stays inside the
+    /// call. The outer `Result` is the binding's own (made current, and released
+    /// without a sticky error), the inner one `f`'s:
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use oxicuda_driver::sys::CUctx_flags;
+    /// use oxicuda_driver::{Context, CudaError, DriverOptions};
+    ///
+    /// let driver = oxicuda_driver::driver_with(DriverOptions::software())?; // or `init()?`
+    /// driver.init()?;
+    /// let ctx = Context::new(&driver.best_device()?, CUctx_flags::empty())?;
+    /// let sum = ctx.bind(|cur| -> Result<f32, CudaError> {
+    ///     let buf = cur.alloc_from(&[1.0f32, 2.0, 3.0])?;
+    ///     Ok(buf.to_vec()?.iter().sum())
+    /// })??;
+    /// assert_eq!(sum, 6.0);
+    /// // One root binding per thread at a time.
+    /// ctx.bind(|_| assert!(matches!(ctx.bind(|_| ()), Err(CudaError::ContextAlreadyBound))))?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bind<R>(
         &self,
         f: impl for<'ctx> FnOnce(&mut CurrentContext<'ctx>) -> R,

@@ -108,6 +108,42 @@ impl Kind for BodyOf<'_> {}
 /// A built graph of the current context: nodes and their dependencies. Not `Send`.
 /// `Graph<'g>` owns its graph; `Graph<'g, BodyOf<'p>>` is a conditional node's body
 /// ([`add_conditional`](Graph::add_conditional)).
+///
+/// Made empty by [`CurrentContext::create_graph`] and built node by node, or by
+/// capturing a stream ([`Stream::capture`](crate::stream::Stream::capture)). Only its
+/// instantiation, a [`GraphExec`], launches — inside a
+/// [`Stream::scope`](crate::stream::Stream::scope):
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
+/// # driver.init()?;
+/// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
+/// use oxicuda_driver::launch::{In, Out};
+/// use oxicuda_driver::module::JitOptions;
+/// use oxicuda_driver::sys::CUstream_flags;
+/// use oxicuda_driver::CudaError;
+///
+/// ctx.bind(|cur| -> Result<(), CudaError> {
+///     let module = cur.load_ptx(include_str!("../kernels/slices.ptx"), &JitOptions::default())?;
+///     // SAFETY: kernels/slices.cu's saxpy reads `x` and reads and writes `y`, each only
+///     // below the length the launch passes with it.
+///     let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+///     let x = cur.alloc_from(&[1.0f32; 64])?;
+///     let y = cur.alloc::<f32>(64)?;
+///     let mut graph = cur.create_graph()?;
+///     let fill = graph.add_fill(&[], &y, 0.0f32)?; // y = 0
+///     graph.add_kernel(&[fill], &saxpy, 1, 64, 0, (2.0f32, &x, &y))?; // then y = 2x + y
+///     let exec = graph.instantiate()?;
+///     let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+///     stream.scope(|s| s.launch_graph(&exec))??; // returns once the graph has run
+///     drop(exec); // ends the graph's borrows of `x` and `y`
+///     assert!(y.to_vec()?.iter().all(|v| *v == 2.0));
+///     Ok(())
+/// })??;
+/// # Ok(())
+/// # }
+/// ```
 pub struct Graph<'g, K: Kind = Owned> {
     pub(crate) driver: &'static Driver,
     pub(crate) raw: CUgraph,

@@ -3,6 +3,97 @@
 //! Safe, zero-cost bindings to the NVIDIA CUDA Driver API, loaded at run time: no
 //! `cuda.h`, no link-time `libcuda`, no `nvcc`.
 //!
+//! ## Quick look
+//!
+//! A context bound to this thread, a module loaded from PTX, a kernel declared with
+//! its typed signature, device buffers, a launch (the README's quick look):
+//!
+//! ```no_run
+//! use oxicuda_driver::launch::{In, Out};
+//! use oxicuda_driver::module::JitOptions;
+//! use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
+//! use oxicuda_driver::{Context, CudaError};
+//!
+//! fn main() -> Result<(), CudaError> {
+//!     let driver = oxicuda_driver::init()?; // libcuda.so.1 + cuInit(0); 12020 reads as 12.2
+//!     let ctx = Context::new(&driver.best_device()?, CUctx_flags::empty())?;
+//!     let c = ctx.bind(|cur| -> Result<Vec<f32>, CudaError> {
+//!         // `cur` proves the context is current on this thread; nothing made with it
+//!         // can leave this closure or this thread.
+//!         let module = cur.load_ptx(include_str!("../kernels/slices.ptx"), &JitOptions::default())?;
+//!         // The one unsafe step: declaring what the kernel does with its parameters.
+//!         // Checked at once against the kernel's real parameter list.
+//!         // SAFETY: kernels/slices.cu's vector_add reads `a` and `b` and writes `c`, each
+//!         // only below the length the launch passes with it, for any views it is given.
+//!         let add = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
+//!         let a = cur.alloc_from(&[1.0f32; 1024])?;
+//!         let b = cur.alloc_from(&[2.0f32; 1024])?;
+//!         let mut c = cur.alloc::<f32>(1024)?;
+//!         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+//!         add.launch(&stream, 4, 256, 0, (&a, &b, &mut c))?; // types checked by rustc
+//!         stream.synchronize()?;
+//!         c.to_vec()
+//!     })??;
+//!     assert!(c.iter().all(|v| *v == 3.0));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The kernel's side of the parameters — a buffer arrives as a pointer and its length
+//! — is in the [`launch`] docs; the CUDA C++ header kernel authors include for it is
+//! `kernels/include/oxicuda.cuh` in the repository, and the README's "Getting kernels
+//! in" says how to make PTX from CUDA C++.
+//!
+//! ## Without a GPU
+//!
+//! With the `soft` feature the same code runs on softcuda, the software driver, chosen
+//! with `DriverOptions::software()` (or `OXICUDA_DRIVER=soft` in the environment, read
+//! by [`driver`] and [`init`]). This example runs in `cargo test --doc`, and shows
+//! [`Module::function`](module::Module::function) (declaring a kernel's signature) and
+//! [`Function::launch`](module::Function::launch) (launching it with typed arguments)
+//! at work:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use oxicuda_driver::launch::{In, Out};
+//! use oxicuda_driver::module::JitOptions;
+//! use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
+//! use oxicuda_driver::{Context, CudaError, DriverOptions};
+//!
+//! let driver = oxicuda_driver::driver_with(DriverOptions::software())?;
+//! driver.init()?;
+//! let ctx = Context::new(&driver.best_device()?, CUctx_flags::empty())?;
+//! let y = ctx.bind(|cur| -> Result<Vec<f32>, CudaError> {
+//!     let module = cur.load_ptx(include_str!("../kernels/slices.ptx"), &JitOptions::default())?;
+//!     // `Module::function`: the signature, checked against the kernel's parameter list
+//!     // (a wrong one is `CudaError::SignatureMismatch`, before any launch).
+//!     // SAFETY: kernels/slices.cu's saxpy reads `x` and reads and writes `y`, each only
+//!     // below the length the launch passes with it.
+//!     let saxpy = unsafe { module.function::<(f32, In<f32>, Out<f32>)>("saxpy")? };
+//!     let x = cur.alloc_from(&[1.0f32, 2.0, 3.0, 4.0])?;
+//!     let mut y = cur.alloc_from(&[10.0f32; 4])?;
+//!     let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+//!     // `Function::launch`: grid, block, dynamic shared bytes, then one argument per
+//!     // parameter — a value for `f32`, `&buffer` for `In`, `&mut buffer` for `Out`.
+//!     saxpy.launch(&stream, 1, 32, 0, (2.0f32, &x, &mut y))?;
+//!     stream.synchronize()?;
+//!     y.to_vec()
+//! })??;
+//! assert_eq!(y, [12.0, 14.0, 16.0, 18.0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Features
+//!
+//! - `soft`: softcuda, the software driver (`DriverOptions::software()`,
+//!   `OXICUDA_DRIVER=soft`), for running GPU code's tests in CI without a GPU.
+//!   softcuda is compiled with your profile, and a debug build runs kernels about 8x
+//!   slower: add `[profile.dev.package.softcuda] opt-level = 3` to your `Cargo.toml`.
+//! - `multi-gpu`: `peer`, `device_pool`, `topology` and `nvml` (below).
+//!
+//! ## Layers
+//!
 //! Layers, from the C ABI up (`docs/architecture.md` draws them; each module uses
 //! only its own row and those below, which `tests/layers.rs` checks):
 //!
@@ -47,14 +138,7 @@
 //! Soundness: without `unsafe`, misuse fails to compile or is a typed error. The
 //! `unsafe` a user writes, and its contract, is listed in `docs/architecture.md`
 //! ("Soundness: the trust boundary").
-//!
-//! ```no_run
-//! # fn main() -> Result<(), oxicuda_driver::CudaError> {
-//! let driver = oxicuda_driver::init()?; // loads libcuda.so.1 and calls cuInit(0)
-//! println!("CUDA driver {}", driver.version());
-//! # Ok(())
-//! # }
-//! ```
+
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 

@@ -54,7 +54,9 @@ use core::marker::PhantomData;
 use std::path::Path;
 
 /// A loaded library, independent of contexts. Unloaded on drop (with its kernels
-/// possibly still running: see the [module docs](self)).
+/// possibly still running: see the [module docs](self)). Made by
+/// [`Driver::load_library`] (an image in memory) or
+/// [`Driver::load_library_file`] (a file).
 pub struct Library {
     driver: &'static Driver,
     raw: CUlibrary,

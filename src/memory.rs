@@ -93,6 +93,37 @@ device_copy!(
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 /// A device allocation of `len` elements of `T`.
+///
+/// Made under a [`CurrentContext`] token, and borrowing it:
+/// [`alloc`](CurrentContext::alloc) (`len` elements, not initialised: the memory's
+/// bits are some valid `T`s, as [`DeviceCopy`] promises) or
+/// [`alloc_from`](CurrentContext::alloc_from) (a copy of a host slice). Freed when
+/// dropped. Other allocations have their own types: stream-ordered
+/// ([`StreamBuffer`](crate::pool::StreamBuffer)), managed
+/// ([`ManagedBuffer`](crate::managed::ManagedBuffer)), page-locked host memory
+/// ([`HostBuffer`](crate::pinned::HostBuffer)).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
+/// # driver.init()?;
+/// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
+/// use oxicuda_driver::CudaError;
+///
+/// ctx.bind(|cur| -> Result<(), CudaError> {
+///     let mut buf = cur.alloc::<u32>(8)?;
+///     buf.zero()?;
+///     let (mut lo, mut hi) = buf.as_mut_slice().split_at(4)?; // two disjoint views
+///     lo.copy_from_host(&[1, 2, 3, 4])?;
+///     hi.fill(7)?;
+///     assert_eq!(buf.to_vec()?, [1, 2, 3, 4, 7, 7, 7, 7]);
+///     let copy = cur.alloc_from(&buf.to_vec()?)?; // a second buffer, from host data
+///     assert_eq!(copy.len(), 8);
+///     Ok(())
+/// })??;
+/// # Ok(())
+/// # }
+/// ```
 pub struct DeviceBuffer<'a, T: DeviceCopy> {
     driver: &'static Driver,
     ptr: CUdeviceptr,

@@ -282,6 +282,30 @@ impl Stream<'_> {
     /// context's work is abandoned); if the wait itself is impossible for another
     /// reason, the process aborts rather than free memory a copy may still use.
     ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
+    /// # driver.init()?;
+    /// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
+    /// use oxicuda_driver::CudaError;
+    /// use oxicuda_driver::sys::CUstream_flags;
+    ///
+    /// ctx.bind(|cur| -> Result<(), CudaError> {
+    ///     let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+    ///     let input = vec![5u32; 1024];
+    ///     let mut buf = cur.alloc::<u32>(1024)?;
+    ///     let mut back = vec![0u32; 1024];
+    ///     stream.scope(|s| -> Result<(), CudaError> {
+    ///         s.copy_to_device(&mut buf, &input)?; // queued, not yet done
+    ///         s.copy_to_host(&mut back, &buf) // queued after it on the same stream
+    ///     })??; // returns once the stream has run both
+    ///     assert_eq!(back, input);
+    ///     Ok(())
+    /// })??;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// ```compile_fail
     /// # use oxicuda_driver::{memory::DeviceBuffer, stream::Stream};
     /// # fn f(stream: &Stream<'_>, buf: &DeviceBuffer<'_, f32>) {
