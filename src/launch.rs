@@ -37,6 +37,29 @@
 //! it must hold for *every* argument tuple the signature accepts, and a kernel that
 //! learns its bounds from a free number (`n`) cannot promise that.
 //!
+//! # Existing kernels: raw pointers and a count
+//!
+//! Kernels written for CUDA C++ take `const T *`/`T *` and a count. Declare the
+//! pointers [`Ptr<T>`] and [`PtrMut<T>`] (8 bytes each, the view's device address;
+//! arguments as for `In`/`Out`, with the same borrow and element-type rules), and the
+//! count [`Len<I>`] (`I` = `i32`, `u32`, `i64`, `u64`). With exactly one `Len` the
+//! signature is [`Bounded`] and [`Function::launch`] takes it: before the driver call
+//! it checks that the length is not negative and that every pointer's view holds at
+//! least that many elements ([`CudaError::NegativeLength`],
+//! [`CudaError::ViewTooShort`]) — a few compares, no allocation — and the declaration
+//! promises the kernel touches each pointer only below that value. Any other pointer
+//! signature launches through the `unsafe` [`Function::launch_unchecked`], whose
+//! promise is about that one launch. A kernel without `extern "C"` is looked up by
+//! its mangled name, as its PTX `.entry` shows it (`_Z9vectorAddPKfS0_Pfi`).
+//!
+//! ```compile_fail
+//! # use oxicuda_driver::{launch::{Ptr, PtrMut}, memory::DeviceBuffer, module::Function, stream::Stream};
+//! # fn f(k: &Function<'_, (Ptr<f32>, PtrMut<f32>, u32)>, s: &Stream<'_>, a: &DeviceBuffer<'_, f32>, b: &mut DeviceBuffer<'_, f32>) {
+//! // CF32: no `Len` bounds the pointers: only `launch_unchecked`.
+//! k.launch(s, 1, 32, 0, (a, b, 32u32)).unwrap();
+//! # }
+//! ```
+//!
 //! # Kernels that synchronise the grid
 //!
 //! A kernel that waits for every block of its grid (`this_grid().sync()`) is correct
