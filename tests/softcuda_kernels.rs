@@ -158,62 +158,7 @@ fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
 }
 
-#[test]
-fn vector_add() {
-    let mut g = Gpu::new();
-    let f = g.function("vector_add.ptx", "vector_add");
-    let n = 5000u32;
-    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
-    let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
-    let (da, db, dc) = (
-        g.upload(&a),
-        g.upload(&b),
-        g.upload(&vec![0f32; n as usize]),
-    );
-    g.launch(
-        f,
-        (n.div_ceil(256), 1, 1),
-        (256, 1, 1),
-        &mut args![da, db, dc, n],
-    );
-    let c: Vec<f32> = g.download(dc, n as usize);
-    assert!((0..n as usize).all(|i| c[i] == a[i] + b[i]));
-}
-
-#[test]
-fn saxpy() {
-    let mut g = Gpu::new();
-    let f = g.function("saxpy.ptx", "saxpy");
-    let n = 3000i32;
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
-    let (dx, dy) = (g.upload(&x), g.upload(&y));
-    let a = 2.5f32;
-    g.launch(
-        f,
-        ((n as u32).div_ceil(128), 1, 1),
-        (128, 1, 1),
-        &mut args![a, dx, dy, n],
-    );
-    let out: Vec<f32> = g.download(dy, n as usize);
-    // saxpy compiles to fma.rn.f32: one rounding.
-    assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
-}
-
-#[test]
-fn daxpy_f64() {
-    let mut g = Gpu::new();
-    let f = g.function("daxpy.ptx", "daxpy");
-    let n = 1000i32;
-    let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
-    let y: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
-    let (dx, dy) = (g.upload(&x), g.upload(&y));
-    let a = -1.25f64;
-    g.launch(f, (8, 1, 1), (128, 1, 1), &mut args![a, dx, dy, n]);
-    let out: Vec<f64> = g.download(dy, n as usize);
-    // daxpy compiles to fma.rn.f64: one rounding.
-    assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
-}
+// vector_add, saxpy and daxpy launch through the safe layer: `pointer_kernels` below.
 
 #[test]
 fn shared_memory_reduction() {
@@ -392,6 +337,8 @@ mod pointer_kernels {
     const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
     const MANGLED: &str = include_str!("../kernels/vector_add_mangled.ptx");
     const REDUCE: &str = include_str!("../kernels/reduce_shared.ptx");
+    const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
+    const DAXPY: &str = include_str!("../kernels/daxpy.ptx");
     const TRANSPOSE: &str = include_str!("../kernels/transpose.ptx");
 
     type VectorAdd = (Ptr<f32>, Ptr<f32>, PtrMut<f32>, Len<u32>);
@@ -425,6 +372,43 @@ mod pointer_kernels {
                     .all(|((c, a), b)| *c == a + b)
             );
             assert!(c[10..].iter().all(|c| *c == 0.0));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn saxpy_and_daxpy_with_a_checked_length() {
+        on_device0(|cur| -> Result<(), CudaError> {
+            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+            let m = cur.load_ptx(SAXPY, &JitOptions::default())?;
+            // SAFETY: kernels/saxpy.cu touches x and y only below n.
+            let k = unsafe { m.function::<(f32, Ptr<f32>, PtrMut<f32>, Len<i32>)>("saxpy")? };
+            let n = 3000i32;
+            let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+            let dx = cur.alloc_from(&x)?;
+            let mut dy = cur.alloc_from(&y)?;
+            let a = 2.5f32;
+            k.launch(&s, (n as u32).div_ceil(128), 128, 0, (a, &dx, &mut dy, n))?;
+            s.synchronize()?;
+            let out = dy.to_vec()?;
+            // saxpy compiles to fma.rn.f32: one rounding.
+            assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
+
+            let m = cur.load_ptx(DAXPY, &JitOptions::default())?;
+            // SAFETY: kernels/daxpy.cu touches x and y only below n.
+            let k = unsafe { m.function::<(f64, Ptr<f64>, PtrMut<f64>, Len<i32>)>("daxpy")? };
+            let n = 1000i32;
+            let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
+            let dx = cur.alloc_from(&x)?;
+            let mut dy = cur.alloc_from(&y)?;
+            let a = -1.25f64;
+            k.launch(&s, 8, 128, 0, (a, &dx, &mut dy, n))?;
+            s.synchronize()?;
+            let out = dy.to_vec()?;
+            // daxpy compiles to fma.rn.f64: one rounding.
+            assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
             Ok(())
         });
     }
