@@ -158,7 +158,8 @@ fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
 }
 
-// vector_add, saxpy and daxpy launch through the safe layer: `pointer_kernels` below.
+// vector_add, saxpy, daxpy and the grid-stride loop launch through the safe layer:
+// `pointer_kernels` below.
 
 #[test]
 fn shared_memory_reduction() {
@@ -203,19 +204,6 @@ fn warp_shuffle_reduction_with_atomics() {
     );
     let total: Vec<f32> = g.download(dtotal, 1);
     assert!(close(total[0], input.iter().sum::<f32>()), "{}", total[0]);
-}
-
-#[test]
-fn grid_stride_loop() {
-    let mut g = Gpu::new();
-    let f = g.function("grid_stride.ptx", "square_plus_one");
-    let n = 100_000u64;
-    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01).collect();
-    let (dx, dy) = (g.upload(&x), g.upload(&vec![0f32; n as usize]));
-    g.launch(f, (7, 1, 1), (64, 1, 1), &mut args![dx, dy, n]);
-    let y: Vec<f32> = g.download(dy, n as usize);
-    // NVRTC contracts x * x + 1 into one fma.rn.f32: a single rounding.
-    assert!((0..n as usize).all(|i| y[i] == x[i].mul_add(x[i], 1.0)));
 }
 
 #[test]
@@ -338,6 +326,7 @@ mod pointer_kernels {
     const MANGLED: &str = include_str!("../kernels/vector_add_mangled.ptx");
     const REDUCE: &str = include_str!("../kernels/reduce_shared.ptx");
     const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
+    const GRID_STRIDE: &str = include_str!("../kernels/grid_stride.ptx");
     const DAXPY: &str = include_str!("../kernels/daxpy.ptx");
     const TRANSPOSE: &str = include_str!("../kernels/transpose.ptx");
 
@@ -409,6 +398,26 @@ mod pointer_kernels {
             let out = dy.to_vec()?;
             // daxpy compiles to fma.rn.f64: one rounding.
             assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_grid_stride_loop_with_a_64_bit_length() {
+        on_device0(|cur| -> Result<(), CudaError> {
+            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+            let m = cur.load_ptx(GRID_STRIDE, &JitOptions::default())?;
+            // SAFETY: kernels/grid_stride.cu touches x and y only below n.
+            let k = unsafe { m.function::<(Ptr<f32>, PtrMut<f32>, Len<u64>)>("square_plus_one")? };
+            let n = 100_000u64;
+            let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01).collect();
+            let dx = cur.alloc_from(&x)?;
+            let mut dy = cur.alloc_from(&vec![0f32; n as usize])?;
+            k.launch(&s, 7, 64, 0, (&dx, &mut dy, n))?;
+            s.synchronize()?;
+            let y = dy.to_vec()?;
+            // NVRTC contracts x * x + 1 into one fma.rn.f32: a single rounding.
+            assert!((0..n as usize).all(|i| y[i] == x[i].mul_add(x[i], 1.0)));
             Ok(())
         });
     }
