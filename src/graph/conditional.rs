@@ -43,7 +43,9 @@ impl ConditionalHandle {
     }
 }
 
-impl Param for ConditionalHandle {}
+impl Param for ConditionalHandle {
+    type Class = crate::launch::sealed::Free;
+}
 impl KernelParam for ConditionalHandle {
     const SIZE: usize = 8;
     const ALIGN: usize = 8;
