@@ -50,7 +50,7 @@ pub use memory::GraphMemory;
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::event::{Event, EventKind};
-use crate::launch::{Bounded, Dim3, GraphArgs, Signature};
+use crate::launch::{Dim3, GraphArgs, Signature};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, bytes, same_len};
 use crate::module::Function;
@@ -431,13 +431,7 @@ impl<'g, K: Kind> Graph<'g, K> {
     /// dynamic shared memory and `args` — checked by the compiler against `S`, as for
     /// a launch. The driver copies the argument values now; the memory they name stays
     /// borrowed for the graph's lifetime `'g`.
-    ///
-    /// A signature with raw pointer parameters is added here only when one
-    /// [`Len`](crate::launch::Len) bounds them, checked now as for
-    /// [`Function::launch`] (the node's arguments are fixed until
-    /// [`GraphExec::set_kernel_args`], which checks again); else through
-    /// [`add_kernel_unchecked`](Self::add_kernel_unchecked).
-    pub fn add_kernel<S: Bounded>(
+    pub fn add_kernel<S: Signature>(
         &mut self,
         deps: &[Node],
         function: &'g Function<'_, S>,
@@ -446,53 +440,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         shared_bytes: u32,
         args: impl GraphArgs<S> + 'g,
     ) -> Result<KernelNode<S>, CudaError> {
-        crate::launch::check_bounds::<S, _>(&args)?;
-        self.add_kernel_raw(
-            deps,
-            function,
-            grid.into(),
-            block.into(),
-            shared_bytes,
-            args,
-        )
-    }
-
-    /// [`add_kernel`](Self::add_kernel) for every signature, raw pointers without a
-    /// [`Len`](crate::launch::Len) included; no length is checked.
-    ///
-    /// # Safety
-    /// As for [`Function::launch_unchecked`], for every launch of the graph (and of
-    /// the executable graphs made from it): the kernel stays inside the view passed
-    /// for each raw pointer argument.
-    pub unsafe fn add_kernel_unchecked<S: Signature>(
-        &mut self,
-        deps: &[Node],
-        function: &'g Function<'_, S>,
-        grid: impl Into<Dim3>,
-        block: impl Into<Dim3>,
-        shared_bytes: u32,
-        args: impl GraphArgs<S> + 'g,
-    ) -> Result<KernelNode<S>, CudaError> {
-        self.add_kernel_raw(
-            deps,
-            function,
-            grid.into(),
-            block.into(),
-            shared_bytes,
-            args,
-        )
-    }
-
-    /// The kernel node, once the bound (if any) is checked or promised.
-    fn add_kernel_raw<S: Signature>(
-        &mut self,
-        deps: &[Node],
-        function: &'g Function<'_, S>,
-        grid: Dim3,
-        block: Dim3,
-        shared_bytes: u32,
-        args: impl GraphArgs<S> + 'g,
-    ) -> Result<KernelNode<S>, CudaError> {
+        let (grid, block) = (grid.into(), block.into());
         let f = self.driver.table().cuGraphAddKernelNode()?;
         let func = function.raw;
         crate::launch::check_streams::<S, _>(&args, None)?;

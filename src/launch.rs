@@ -37,29 +37,6 @@
 //! it must hold for *every* argument tuple the signature accepts, and a kernel that
 //! learns its bounds from a free number (`n`) cannot promise that.
 //!
-//! # Existing kernels: raw pointers and a count
-//!
-//! Kernels written for CUDA C++ take `const T *`/`T *` and a count. Declare the
-//! pointers [`Ptr<T>`] and [`PtrMut<T>`] (8 bytes each, the view's device address;
-//! arguments as for `In`/`Out`, with the same borrow and element-type rules), and the
-//! count [`Len<I>`] (`I` = `i32`, `u32`, `i64`, `u64`). With exactly one `Len` the
-//! signature is [`Bounded`] and [`Function::launch`] takes it: before the driver call
-//! it checks that the length is not negative and that every pointer's view holds at
-//! least that many elements ([`CudaError::NegativeLength`],
-//! [`CudaError::ViewTooShort`]) — a few compares, no allocation — and the declaration
-//! promises the kernel touches each pointer only below that value. Any other pointer
-//! signature launches through the `unsafe` [`Function::launch_unchecked`], whose
-//! promise is about that one launch. A kernel without `extern "C"` is looked up by
-//! its mangled name, as its PTX `.entry` shows it (`_Z9vectorAddPKfS0_Pfi`).
-//!
-//! ```compile_fail
-//! # use oxicuda_driver::{launch::{Ptr, PtrMut}, memory::DeviceBuffer, module::Function, stream::Stream};
-//! # fn f(k: &Function<'_, (Ptr<f32>, PtrMut<f32>, u32)>, s: &Stream<'_>, a: &DeviceBuffer<'_, f32>, b: &mut DeviceBuffer<'_, f32>) {
-//! // CF32: no `Len` bounds the pointers: only `launch_unchecked`.
-//! k.launch(s, 1, 32, 0, (a, b, 32u32)).unwrap();
-//! # }
-//! ```
-//!
 //! # Kernels that synchronise the grid
 //!
 //! A kernel that waits for every block of its grid (`this_grid().sync()`) is correct
@@ -97,13 +74,11 @@
 use crate::error::{CudaError, check};
 #[cfg(doc)]
 use crate::memory::{DeviceCopy, DeviceSlice, DeviceSliceMut};
-
 use crate::module::Function;
 pub use crate::signature::{
-    Arg, Args, Bounded, Cooperative, GraphArg, GraphArgs, In, KernelParam, LaunchKind, Len, LenInt,
-    Out, Plain, Ptr, PtrMut, Signature,
+    Arg, Args, Cooperative, GraphArg, GraphArgs, In, KernelParam, LaunchKind, Out, Plain, Signature,
 };
-pub(crate) use crate::signature::{check_bounds, check_streams, graph_refs, sealed, with_params};
+pub(crate) use crate::signature::{check_streams, graph_refs, sealed, with_params};
 use crate::stream::Stream;
 
 /// Grid or block dimensions.
@@ -129,13 +104,6 @@ impl From<(u32, u32, u32)> for Dim3 {
 impl<S: Signature> Function<'_, S> {
     /// Launches the kernel on `stream` with `grid × block` threads, `shared_bytes` of
     /// dynamic shared memory, and `args` — checked by the compiler against `S`.
-    ///
-    /// A signature with raw pointer parameters ([`Ptr`], [`PtrMut`]) launches here
-    /// only when one [`Len`] parameter bounds them ([`Bounded`]); the launch then
-    /// checks, before the driver is called, that the length is not negative
-    /// ([`CudaError::NegativeLength`]) and that every pointer argument's view holds at
-    /// least that many elements ([`CudaError::ViewTooShort`]). Other pointer
-    /// signatures launch through [`launch_unchecked`](Self::launch_unchecked).
     #[inline]
     pub fn launch(
         &self,
@@ -144,46 +112,8 @@ impl<S: Signature> Function<'_, S> {
         block: impl Into<Dim3>,
         shared_bytes: u32,
         args: impl Args<S>,
-    ) -> Result<(), CudaError>
-    where
-        S: Bounded,
-    {
-        check_bounds::<S, _>(&args)?;
-        self.launch_raw(stream, grid.into(), block.into(), shared_bytes, args)
-    }
-
-    /// [`launch`](Self::launch) for every signature, raw pointers without a [`Len`]
-    /// included, with the same typed, borrow-checked arguments and the same stream
-    /// rule for stream-ordered memory; no length is checked.
-    ///
-    /// # Safety
-    /// For this launch (this grid, block, dynamic shared memory and these arguments)
-    /// the kernel reads each [`Ptr`] argument's memory and reads and writes each
-    /// [`PtrMut`] argument's memory only inside the view passed for it, never writes
-    /// through a `Ptr`, and otherwise keeps the declaration's contract
-    /// ([`Module::function`](crate::module::Module::function)).
-    #[inline]
-    pub unsafe fn launch_unchecked(
-        &self,
-        stream: &Stream<'_>,
-        grid: impl Into<Dim3>,
-        block: impl Into<Dim3>,
-        shared_bytes: u32,
-        args: impl Args<S>,
     ) -> Result<(), CudaError> {
-        self.launch_raw(stream, grid.into(), block.into(), shared_bytes, args)
-    }
-
-    /// The launch, once the bound (if any) is checked or promised.
-    #[inline(always)]
-    fn launch_raw(
-        &self,
-        stream: &Stream<'_>,
-        g: Dim3,
-        b: Dim3,
-        shared_bytes: u32,
-        args: impl Args<S>,
-    ) -> Result<(), CudaError> {
+        let (g, b) = (grid.into(), block.into());
         check_streams::<S, _>(&args, Some(stream.raw()))?;
         let launch = self.driver.table().cuLaunchKernel()?;
         with_params::<S, _, _>(args, |params| {

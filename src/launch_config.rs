@@ -56,7 +56,7 @@
 //! ```
 
 use crate::error::{CudaError, check};
-use crate::launch::{Args, Bounded, Dim3, LaunchKind, Signature, with_params};
+use crate::launch::{Args, Dim3, LaunchKind, Signature, with_params};
 use crate::module::Function;
 use crate::stream::Stream;
 use crate::sys::{
@@ -610,42 +610,7 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     /// against `S`, as for [`launch`](Function::launch). A function declared
     /// [`Cooperative`](crate::launch::Cooperative) needs a configuration that sets
     /// [`LaunchConfig::cooperative`] ([`CudaError::InvalidLaunch`] otherwise).
-    ///
-    /// A signature with raw pointer parameters launches here only when one
-    /// [`Len`](crate::launch::Len) bounds them, checked as for
-    /// [`launch`](Function::launch); else through
-    /// [`launch_with_unchecked`](Self::launch_with_unchecked).
     pub fn launch_with(
-        &self,
-        stream: &Stream<'_>,
-        config: &LaunchConfig,
-        args: impl Args<S>,
-    ) -> Result<(), CudaError>
-    where
-        S: Bounded,
-    {
-        crate::launch::check_bounds::<S, _>(&args)?;
-        self.launch_with_raw(stream, config, args)
-    }
-
-    /// [`launch_with`](Self::launch_with) for every signature, raw pointers without a
-    /// [`Len`](crate::launch::Len) included; no length is checked.
-    ///
-    /// # Safety
-    /// As for [`Function::launch_unchecked`]: for this launch the kernel stays inside
-    /// the view passed for each raw pointer argument.
-    pub unsafe fn launch_with_unchecked(
-        &self,
-        stream: &Stream<'_>,
-        config: &LaunchConfig,
-        args: impl Args<S>,
-    ) -> Result<(), CudaError> {
-        self.launch_with_raw(stream, config, args)
-    }
-
-    /// The configured launch, once the bound (if any) is checked or promised.
-    #[inline(always)]
-    fn launch_with_raw(
         &self,
         stream: &Stream<'_>,
         config: &LaunchConfig,
@@ -695,34 +660,11 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
         block: impl Into<Dim3>,
         shared_bytes: u32,
         args: impl Args<S>,
-    ) -> Result<(), CudaError>
-    where
-        S: Bounded,
-    {
-        let cfg = LaunchConfig::new(grid, block)
-            .shared(shared_bytes)
-            .cooperative(true);
-        self.launch_with(stream, &cfg, args)
-    }
-
-    /// [`launch_cooperative`](Self::launch_cooperative) for every signature, raw
-    /// pointers without a [`Len`](crate::launch::Len) included; no length is checked.
-    ///
-    /// # Safety
-    /// As for [`Function::launch_unchecked`]: for this launch the kernel stays inside
-    /// the view passed for each raw pointer argument.
-    pub unsafe fn launch_cooperative_unchecked(
-        &self,
-        stream: &Stream<'_>,
-        grid: impl Into<Dim3>,
-        block: impl Into<Dim3>,
-        shared_bytes: u32,
-        args: impl Args<S>,
     ) -> Result<(), CudaError> {
         let cfg = LaunchConfig::new(grid, block)
             .shared(shared_bytes)
             .cooperative(true);
-        self.launch_with_raw(stream, &cfg, args)
+        self.launch_with(stream, &cfg, args)
     }
 
     /// How many clusters of `config`'s cluster shape (and block, shared memory) can

@@ -53,34 +53,7 @@ pub struct In<T>(PhantomData<T>);
 /// as a pointer and its length in elements (`Slice<T>` in the module docs).
 pub struct Out<T>(PhantomData<T>);
 
-/// A kernel parameter that is a raw `const T *`, as existing CUDA code declares it
-/// (8 bytes): the device address of a view the kernel reads, without its length.
-/// Takes what [`In<T>`] takes (`&buffer` or a [`DeviceSlice<T>`]). A signature whose
-/// pointers are all bounded by one [`Len`] launches safely (the launch checks each
-/// view against the length); otherwise only through the `unsafe`
-/// [`Function::launch_unchecked`](crate::module::Function::launch_unchecked).
-pub struct Ptr<T>(PhantomData<T>);
-/// A kernel parameter that is a raw `T *` (8 bytes): the device address of a view the
-/// kernel reads and writes, without its length. Takes what [`Out<T>`] takes
-/// (`&mut buffer` or a [`DeviceSliceMut<T>`]); see [`Ptr`] for when its launch is safe.
-pub struct PtrMut<T>(PhantomData<T>);
-/// A kernel parameter of integer type `I` (`i32`, `u32`, `i64` or `u64`: `int n`,
-/// `unsigned n`, `long long n`, `size_t n`) that bounds every [`Ptr`] and [`PtrMut`]
-/// parameter of the kernel: a safe launch passes a value of type `I` and checks,
-/// before the driver is called, that it is not negative and that every pointer
-/// argument's view holds at least that many elements
-/// ([`CudaError::NegativeLength`], [`CudaError::ViewTooShort`]).
-pub struct Len<I>(PhantomData<I>);
-
-/// The integer types a [`Len`] parameter may have: `i32`, `u32`, `i64`, `u64`. Sealed.
-pub trait LenInt: sealed::LenInt + DeviceCopy {}
-impl LenInt for i32 {}
-impl LenInt for u32 {}
-impl LenInt for i64 {}
-impl LenInt for u64 {}
-
-/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], [`Ptr<T>`], [`PtrMut<T>`],
-/// [`Len<I>`], a [`DeviceCopy`](crate::memory::DeviceCopy) value, or a
+/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], a [`DeviceCopy`](crate::memory::DeviceCopy) value, or a
 /// tensor map ([`TensorMapIn`](crate::tensor_map::TensorMapIn),
 /// [`TensorMapOut`](crate::tensor_map::TensorMapOut)). Sealed.
 pub trait KernelParam: sealed::Param {
@@ -97,18 +70,6 @@ impl<T: DeviceCopy> KernelParam for In<T> {
 impl<T: DeviceCopy> KernelParam for Out<T> {
     const SIZE: usize = 16;
     const ALIGN: usize = 8;
-}
-impl<T: DeviceCopy> KernelParam for Ptr<T> {
-    const SIZE: usize = 8;
-    const ALIGN: usize = 8;
-}
-impl<T: DeviceCopy> KernelParam for PtrMut<T> {
-    const SIZE: usize = 8;
-    const ALIGN: usize = 8;
-}
-impl<I: LenInt> KernelParam for Len<I> {
-    const SIZE: usize = size_of::<I>();
-    const ALIGN: usize = align_of::<I>();
 }
 impl<T: DeviceCopy> KernelParam for T {
     const SIZE: usize = size_of::<T>();
@@ -133,127 +94,17 @@ pub(crate) mod sealed {
         Condition(u64),
     }
 
-    pub trait Param {
-        /// What the parameter is for a safe launch's bound: [`Free`], [`IsPtr`] or
-        /// [`IsLen`].
-        type Class: Class;
-    }
-
-    /// A parameter that reaches the kernel with its bound, or needs none (a buffer
-    /// with its length, a value, a tensor map).
-    pub enum Free {}
-    /// A raw pointer parameter ([`super::Ptr`], [`super::PtrMut`]).
-    pub enum IsPtr {}
-    /// A length parameter ([`super::Len`]).
-    pub enum IsLen {}
-
-    /// A signature without raw pointers or lengths (so far).
-    pub enum NoPointers {}
-    /// A signature with raw pointers and no `Len` (so far).
-    pub enum PointersWithoutLen {}
-    /// A signature with one `Len` and no raw pointers (so far).
-    pub enum LenWithoutPointers {}
-    /// A signature with raw pointers and one `Len` bounding them.
-    pub enum PointersBoundedByLen {}
-    /// A signature with more than one `Len`: which one bounds the pointers is unsaid.
-    pub enum MoreThanOneLen {}
-
-    /// A state of the fold over a signature's parameters: the state after one more
-    /// parameter of each class.
-    pub trait State {
-        /// After a [`Free`] parameter.
-        type OnFree: State;
-        /// After an [`IsPtr`] parameter.
-        type OnPtr: State;
-        /// After an [`IsLen`] parameter.
-        type OnLen: State;
-    }
-    /// A parameter's class: how it moves the fold's state.
-    pub trait Class {
-        /// The state after a parameter of this class in state `S`.
-        type Then<S: State>: State;
-    }
-    impl Class for Free {
-        type Then<S: State> = S::OnFree;
-    }
-    impl Class for IsPtr {
-        type Then<S: State> = S::OnPtr;
-    }
-    impl Class for IsLen {
-        type Then<S: State> = S::OnLen;
-    }
-    macro_rules! states {
-        ($($s:ident: $free:ident $ptr:ident $len:ident;)*) => {$(
-            impl State for $s {
-                type OnFree = $free;
-                type OnPtr = $ptr;
-                type OnLen = $len;
-            }
-        )*};
-    }
-    states! {
-        NoPointers: NoPointers PointersWithoutLen LenWithoutPointers;
-        PointersWithoutLen: PointersWithoutLen PointersWithoutLen PointersBoundedByLen;
-        LenWithoutPointers: LenWithoutPointers PointersBoundedByLen MoreThanOneLen;
-        PointersBoundedByLen: PointersBoundedByLen PointersBoundedByLen MoreThanOneLen;
-        MoreThanOneLen: MoreThanOneLen MoreThanOneLen MoreThanOneLen;
-    }
-
-    /// A final state whose launches the launcher can bound: no raw pointer, or raw
-    /// pointers and exactly one `Len`.
-    #[diagnostic::on_unimplemented(
-        message = "this kernel signature has raw pointer parameters (`Ptr`, `PtrMut`) that no single `Len` parameter bounds, so its launch cannot be checked",
-        label = "a pointer parameter without exactly one `Len`",
-        note = "declare the kernel's length parameter `Len<I>` (the launch then checks every pointer's view against it), or launch with the `unsafe` `launch_unchecked` (`launch_with_unchecked`, `add_kernel_unchecked`, a capture's `launch_unchecked`), promising the kernel stays inside each view"
-    )]
-    pub trait Checkable {}
-    impl Checkable for NoPointers {}
-    impl Checkable for LenWithoutPointers {}
-    impl Checkable for PointersBoundedByLen {}
-
-    /// The integer of a `Len` parameter.
-    pub trait LenInt: Copy {
-        /// Its value, widened.
-        fn widen(self) -> i128;
-    }
-    macro_rules! len_ints {
-        ($($t:ty)*) => {$(
-            impl LenInt for $t {
-                #[inline(always)]
-                fn widen(self) -> i128 {
-                    i128::from(self)
-                }
-            }
-        )*};
-    }
-    len_ints!(i32 u32 i64 u64);
+    pub trait Param {}
 
     pub trait LaunchKind {
         /// Whether the kernel must be launched cooperatively.
         const COOPERATIVE: bool;
     }
-    impl<T: crate::memory::DeviceCopy> Param for super::In<T> {
-        type Class = Free;
-    }
-    impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {
-        type Class = Free;
-    }
-    impl<T: crate::memory::DeviceCopy> Param for super::Ptr<T> {
-        type Class = IsPtr;
-    }
-    impl<T: crate::memory::DeviceCopy> Param for super::PtrMut<T> {
-        type Class = IsPtr;
-    }
-    impl<I: super::LenInt> Param for super::Len<I> {
-        type Class = IsLen;
-    }
-    impl<T: crate::memory::DeviceCopy> Param for T {
-        type Class = Free;
-    }
+    impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
+    impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {}
+    impl<T: crate::memory::DeviceCopy> Param for T {}
 
     pub trait Layout {
-        /// The signature's class for a safe launch (a [`Checkable`] one, or not).
-        type Bound;
         /// (offset, size) of each parameter in the kernel's parameter buffer.
         fn layout() -> Vec<(usize, usize)>;
     }
@@ -273,16 +124,6 @@ pub(crate) mod sealed {
         fn graph_ref(&self) -> Option<GraphRef> {
             None
         }
-        /// For a `Len` argument, its value.
-        #[inline(always)]
-        fn len_value(&self) -> Option<i128> {
-            None
-        }
-        /// For a raw pointer argument, the length of its view in elements.
-        #[inline(always)]
-        fn view_len(&self) -> Option<usize> {
-            None
-        }
     }
 
     pub trait Params<S> {
@@ -293,11 +134,6 @@ pub(crate) mod sealed {
         fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
-        /// The `Len` argument, if any: (its index, its value).
-        fn len_arg(&self) -> Option<(usize, i128)>;
-        /// The first raw pointer argument whose view holds fewer than `n` elements:
-        /// (its index, its view's length).
-        fn short_view(&self, n: i128) -> Option<(usize, usize)>;
     }
 }
 
@@ -397,115 +233,6 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSlice<'_, T> {
     }
 }
 
-/// The device address of a shared borrow of `T`s: for [`Ptr<T>`].
-impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Ptr<T>> for &B {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.view().device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.view().len())
-    }
-}
-impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<Ptr<T>> for &B {}
-impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<Ptr<T>> for &B {}
-impl<T: DeviceCopy> sealed::ArgBytes<Ptr<T>> for DeviceSlice<'_, T> {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSlice::stream_order(self)
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.len())
-    }
-}
-impl<T: DeviceCopy> Arg<Ptr<T>> for DeviceSlice<'_, T> {}
-impl<T: DeviceCopy> GraphArg<Ptr<T>> for DeviceSlice<'_, T> {}
-impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for &mut B {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.view_mut().device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.view().len())
-    }
-}
-impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<PtrMut<T>> for &mut B {}
-impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> GraphArg<PtrMut<T>> for &mut B {}
-impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSliceMut<'_, T> {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSliceMut::stream_order(self)
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.len())
-    }
-}
-impl<T: DeviceCopy> Arg<PtrMut<T>> for DeviceSliceMut<'_, T> {}
-impl<T: DeviceCopy> GraphArg<PtrMut<T>> for DeviceSliceMut<'_, T> {}
-// A graph node may write through memory borrowed shared (see `GraphArg`).
-impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for &B {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.view().device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.view().len())
-    }
-}
-impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<PtrMut<T>> for &B {}
-impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSlice<'_, T> {
-    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
-        scratch[0] = self.device_ptr();
-        scratch.as_mut_ptr().cast()
-    }
-    #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSlice::stream_order(self)
-    }
-    #[inline(always)]
-    fn view_len(&self) -> Option<usize> {
-        Some(self.len())
-    }
-}
-impl<T: DeviceCopy> GraphArg<PtrMut<T>> for DeviceSlice<'_, T> {}
-
-impl<I: LenInt> sealed::ArgBytes<Len<I>> for I {
-    fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
-        (self as *mut I).cast()
-    }
-    #[inline(always)]
-    fn len_value(&self) -> Option<i128> {
-        Some(sealed::LenInt::widen(*self))
-    }
-}
-impl<I: LenInt> Arg<Len<I>> for I {}
-impl<I: LenInt> GraphArg<Len<I>> for I {}
-
 impl<T: DeviceCopy> Arg<T> for T {}
 impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
     fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
@@ -515,21 +242,6 @@ impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
 
 /// A kernel's parameter list: a tuple of up to 16 [`KernelParam`]s. Sealed.
 pub trait Signature: sealed::Layout {}
-
-/// A signature whose launches the launcher can bound, so that the safe launches
-/// ([`Function::launch`](crate::module::Function::launch), `launch_with`, graph kernel
-/// nodes, captured launches) take it: one without raw pointer parameters ([`Ptr`],
-/// [`PtrMut`]), or one whose raw pointers are all bounded by exactly one [`Len`]
-/// parameter (each launch checks the views against it). Any other signature launches
-/// only through the `unsafe` `*_unchecked` forms. Implemented by the crate for every
-/// such signature.
-#[diagnostic::on_unimplemented(
-    message = "the kernel signature `{Self}` has raw pointer parameters that no single `Len` bounds: it has no safe launch",
-    label = "pointer parameters without exactly one `Len`",
-    note = "declare the kernel's length parameter `Len<I>` (the launch then checks every pointer's view against it), or use the `unsafe` `launch_unchecked` (`launch_with_unchecked`, `add_kernel_unchecked`, a capture's `launch_unchecked`), promising the kernel stays inside each view"
-)]
-pub trait Bounded: Signature {}
-impl<S: Signature> Bounded for S where <S as sealed::Layout>::Bound: sealed::Checkable {}
 
 /// A tuple of launch arguments matching the signature `S`, one [`Arg`] per
 /// parameter. Sealed.
@@ -571,31 +283,6 @@ pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
     }
 }
 
-/// The bound check of a safe launch of a [`Bounded`] signature: the `Len` argument, if
-/// any, is not negative ([`CudaError::NegativeLength`]) and every raw pointer
-/// argument's view holds at least that many elements ([`CudaError::ViewTooShort`]).
-/// A few compares; nothing for a signature without a `Len`.
-#[inline(always)]
-pub(crate) fn check_bounds<S: Bounded, A: sealed::Params<S>>(args: &A) -> Result<(), CudaError> {
-    let Some((parameter, value)) = args.len_arg() else {
-        return Ok(());
-    };
-    if value < 0 {
-        return Err(CudaError::NegativeLength {
-            parameter,
-            value: value as i64,
-        });
-    }
-    match args.short_view(value) {
-        None => Ok(()),
-        Some((parameter, len)) => Err(CudaError::ViewTooShort {
-            parameter,
-            len,
-            value: value as u64,
-        }),
-    }
-}
-
 /// Calls `f` with the parameter-pointer array of `args` (on the stack): one pointer
 /// per parameter of `S`, each to a value of its declared size.
 pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
@@ -616,20 +303,10 @@ macro_rules! count {
     ($x:ident $($rest:ident)*) => { 1 + count!($($rest)*) };
 }
 
-/// The bound class of a parameter list: the state after stepping through each
-/// parameter's class from `$s`.
-macro_rules! fold {
-    ($s:ty;) => { $s };
-    ($s:ty; $P:ident $($rest:ident)*) => {
-        fold!(<<$P as sealed::Param>::Class as sealed::Class>::Then<$s>; $($rest)*)
-    };
-}
-
 macro_rules! signatures {
     ($(($($P:ident $A:ident $i:tt),*))*) => {$(
         impl<$($P: KernelParam),*> Signature for ($($P,)*) {}
         impl<$($P: KernelParam),*> sealed::Layout for ($($P,)*) {
-            type Bound = fold!(sealed::NoPointers; $($P)*);
             #[allow(unused_mut, unused_assignments, unused_variables)]
             fn layout() -> Vec<(usize, usize)> {
                 let mut offset = 0usize;
@@ -667,29 +344,6 @@ macro_rules! signatures {
             #[allow(unused_variables)]
             fn graph_refs(&self, out: &mut Vec<sealed::GraphRef>) {
                 $(out.extend(sealed::ArgBytes::<$P>::graph_ref(&self.$i));)*
-            }
-            #[allow(unused_mut)]
-            #[inline(always)]
-            fn len_arg(&self) -> Option<(usize, i128)> {
-                let mut found = None;
-                $(
-                    if let Some(v) = sealed::ArgBytes::<$P>::len_value(&self.$i) {
-                        found = Some(($i, v));
-                    }
-                )*
-                found
-            }
-            #[allow(unused_variables)]
-            #[inline(always)]
-            fn short_view(&self, n: i128) -> Option<(usize, usize)> {
-                $(
-                    if let Some(len) = sealed::ArgBytes::<$P>::view_len(&self.$i) {
-                        if (len as u128) < n as u128 {
-                            return Some(($i, len));
-                        }
-                    }
-                )*
-                None
             }
         }
     )*};

@@ -158,8 +158,62 @@ fn close(a: f32, b: f32) -> bool {
     (a - b).abs() <= 1e-4 * a.abs().max(b.abs()).max(1.0)
 }
 
-// vector_add, saxpy, daxpy and the grid-stride loop launch through the safe layer:
-// `pointer_kernels` below.
+#[test]
+fn vector_add() {
+    let mut g = Gpu::new();
+    let f = g.function("vector_add.ptx", "vector_add");
+    let n = 5000u32;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
+    let (da, db, dc) = (
+        g.upload(&a),
+        g.upload(&b),
+        g.upload(&vec![0f32; n as usize]),
+    );
+    g.launch(
+        f,
+        (n.div_ceil(256), 1, 1),
+        (256, 1, 1),
+        &mut args![da, db, dc, n],
+    );
+    let c: Vec<f32> = g.download(dc, n as usize);
+    assert!((0..n as usize).all(|i| c[i] == a[i] + b[i]));
+}
+
+#[test]
+fn saxpy() {
+    let mut g = Gpu::new();
+    let f = g.function("saxpy.ptx", "saxpy");
+    let n = 3000i32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let (dx, dy) = (g.upload(&x), g.upload(&y));
+    let a = 2.5f32;
+    g.launch(
+        f,
+        ((n as u32).div_ceil(128), 1, 1),
+        (128, 1, 1),
+        &mut args![a, dx, dy, n],
+    );
+    let out: Vec<f32> = g.download(dy, n as usize);
+    // saxpy compiles to fma.rn.f32: one rounding.
+    assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
+}
+
+#[test]
+fn daxpy_f64() {
+    let mut g = Gpu::new();
+    let f = g.function("daxpy.ptx", "daxpy");
+    let n = 1000i32;
+    let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
+    let y: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
+    let (dx, dy) = (g.upload(&x), g.upload(&y));
+    let a = -1.25f64;
+    g.launch(f, (8, 1, 1), (128, 1, 1), &mut args![a, dx, dy, n]);
+    let out: Vec<f64> = g.download(dy, n as usize);
+    // daxpy compiles to fma.rn.f64: one rounding.
+    assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
+}
 
 #[test]
 fn shared_memory_reduction() {
@@ -204,6 +258,19 @@ fn warp_shuffle_reduction_with_atomics() {
     );
     let total: Vec<f32> = g.download(dtotal, 1);
     assert!(close(total[0], input.iter().sum::<f32>()), "{}", total[0]);
+}
+
+#[test]
+fn grid_stride_loop() {
+    let mut g = Gpu::new();
+    let f = g.function("grid_stride.ptx", "square_plus_one");
+    let n = 100_000u64;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01).collect();
+    let (dx, dy) = (g.upload(&x), g.upload(&vec![0f32; n as usize]));
+    g.launch(f, (7, 1, 1), (64, 1, 1), &mut args![dx, dy, n]);
+    let y: Vec<f32> = g.download(dy, n as usize);
+    // NVRTC contracts x * x + 1 into one fma.rn.f32: a single rounding.
+    assert!((0..n as usize).all(|i| y[i] == x[i].mul_add(x[i], 1.0)));
 }
 
 #[test]
@@ -307,325 +374,5 @@ fn tiled_matrix_multiply() {
                 c[r * n as usize + col]
             );
         }
-    }
-}
-
-// Kernels as existing CUDA code writes them (raw pointers and a count), launched
-// through the safe layer: `Ptr`/`PtrMut` parameters bounded by a `Len` the launch
-// checks, and `launch_unchecked` where nothing bounds them.
-
-mod pointer_kernels {
-    use super::common::on_device0;
-    use oxicuda_driver::CudaError;
-    use oxicuda_driver::graph::Graph;
-    use oxicuda_driver::launch::{Len, Ptr, PtrMut};
-    use oxicuda_driver::module::JitOptions;
-    use oxicuda_driver::sys::CUstream_flags;
-
-    const VECTOR_ADD: &str = include_str!("../kernels/vector_add.ptx");
-    const MANGLED: &str = include_str!("../kernels/vector_add_mangled.ptx");
-    const REDUCE: &str = include_str!("../kernels/reduce_shared.ptx");
-    const SAXPY: &str = include_str!("../kernels/saxpy.ptx");
-    const GRID_STRIDE: &str = include_str!("../kernels/grid_stride.ptx");
-    const DAXPY: &str = include_str!("../kernels/daxpy.ptx");
-    const TRANSPOSE: &str = include_str!("../kernels/transpose.ptx");
-
-    type VectorAdd = (Ptr<f32>, Ptr<f32>, PtrMut<f32>, Len<u32>);
-
-    #[test]
-    fn vector_add_with_a_checked_length() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let m = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-            // SAFETY: kernels/vector_add.cu touches a, b and c only below n.
-            let k = unsafe { m.function::<VectorAdd>("vector_add")? };
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let n = 5000u32;
-            let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
-            let b: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
-            let (da, db) = (cur.alloc_from(&a)?, cur.alloc_from(&b)?);
-            let mut dc = cur.alloc_from(&vec![0f32; n as usize])?;
-            k.launch(&s, n.div_ceil(256), 256, 0, (&da, &db, &mut dc, n))?;
-            s.synchronize()?;
-            let c = dc.to_vec()?;
-            assert!((0..n as usize).all(|i| c[i] == a[i] + b[i]));
-            // A shorter length touches only the head; views of a longer buffer are fine.
-            dc.fill(0.0)?;
-            k.launch(&s, 1, 256, 0, (&da, &db, &mut dc, 10))?;
-            s.synchronize()?;
-            let c = dc.to_vec()?;
-            assert!(
-                c[..10]
-                    .iter()
-                    .zip(&a)
-                    .zip(&b)
-                    .all(|((c, a), b)| *c == a + b)
-            );
-            assert!(c[10..].iter().all(|c| *c == 0.0));
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn saxpy_and_daxpy_with_a_checked_length() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let m = cur.load_ptx(SAXPY, &JitOptions::default())?;
-            // SAFETY: kernels/saxpy.cu touches x and y only below n.
-            let k = unsafe { m.function::<(f32, Ptr<f32>, PtrMut<f32>, Len<i32>)>("saxpy")? };
-            let n = 3000i32;
-            let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-            let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
-            let dx = cur.alloc_from(&x)?;
-            let mut dy = cur.alloc_from(&y)?;
-            let a = 2.5f32;
-            k.launch(&s, (n as u32).div_ceil(128), 128, 0, (a, &dx, &mut dy, n))?;
-            s.synchronize()?;
-            let out = dy.to_vec()?;
-            // saxpy compiles to fma.rn.f32: one rounding.
-            assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
-
-            let m = cur.load_ptx(DAXPY, &JitOptions::default())?;
-            // SAFETY: kernels/daxpy.cu touches x and y only below n.
-            let k = unsafe { m.function::<(f64, Ptr<f64>, PtrMut<f64>, Len<i32>)>("daxpy")? };
-            let n = 1000i32;
-            let x: Vec<f64> = (0..n).map(|i| i as f64 / 3.0).collect();
-            let y: Vec<f64> = (0..n).map(|i| (i * i) as f64).collect();
-            let dx = cur.alloc_from(&x)?;
-            let mut dy = cur.alloc_from(&y)?;
-            let a = -1.25f64;
-            k.launch(&s, 8, 128, 0, (a, &dx, &mut dy, n))?;
-            s.synchronize()?;
-            let out = dy.to_vec()?;
-            // daxpy compiles to fma.rn.f64: one rounding.
-            assert!((0..n as usize).all(|i| out[i] == a.mul_add(x[i], y[i])));
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn a_grid_stride_loop_with_a_64_bit_length() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let m = cur.load_ptx(GRID_STRIDE, &JitOptions::default())?;
-            // SAFETY: kernels/grid_stride.cu touches x and y only below n.
-            let k = unsafe { m.function::<(Ptr<f32>, PtrMut<f32>, Len<u64>)>("square_plus_one")? };
-            let n = 100_000u64;
-            let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.01).collect();
-            let dx = cur.alloc_from(&x)?;
-            let mut dy = cur.alloc_from(&vec![0f32; n as usize])?;
-            k.launch(&s, 7, 64, 0, (&dx, &mut dy, n))?;
-            s.synchronize()?;
-            let y = dy.to_vec()?;
-            // NVRTC contracts x * x + 1 into one fma.rn.f32: a single rounding.
-            assert!((0..n as usize).all(|i| y[i] == x[i].mul_add(x[i], 1.0)));
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn a_short_view_is_refused_at_each_pointer_position() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let m = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-            // SAFETY: kernels/vector_add.cu touches a, b and c only below n.
-            let k = unsafe { m.function::<VectorAdd>("vector_add")? };
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let full = cur.alloc_from(&[1f32; 64])?;
-            let mut out = cur.alloc_from(&[0f32; 64])?;
-            let short = full.as_slice().slice(..63)?;
-            let r = k.launch(&s, 1, 64, 0, (short, &full, &mut out, 64));
-            let want = |parameter| CudaError::ViewTooShort {
-                parameter,
-                len: 63,
-                value: 64,
-            };
-            assert_eq!(r, Err(want(0)));
-            let r = k.launch(
-                &s,
-                1,
-                64,
-                0,
-                (&full, full.as_slice().slice(..63)?, &mut out, 64),
-            );
-            assert_eq!(r, Err(want(1)));
-            let r = k.launch(
-                &s,
-                1,
-                64,
-                0,
-                (&full, &full, out.as_mut_slice().slice(..63)?, 64),
-            );
-            assert_eq!(r, Err(want(2)));
-            s.synchronize()?;
-            // Nothing ran.
-            assert!(out.to_vec()?.iter().all(|v| *v == 0.0));
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn a_mangled_kernel_refuses_a_negative_length_and_runs_the_empty_case() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let m = cur.load_ptx(MANGLED, &JitOptions::default())?;
-            // SAFETY: kernels/vector_add_mangled.cu touches a, b and c only below n.
-            let k = unsafe {
-                m.function::<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, Len<i32>)>("_Z9vectorAddPKfS0_Pfi")?
-            };
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let a = cur.alloc_from(&[2f32; 32])?;
-            let mut c = cur.alloc_from(&[0f32; 32])?;
-            let r = k.launch(&s, 1, 32, 0, (&a, &a, &mut c, -1));
-            assert_eq!(
-                r,
-                Err(CudaError::NegativeLength {
-                    parameter: 3,
-                    value: -1
-                })
-            );
-            // The empty case: empty views, length 0.
-            let empty = a.as_slice().slice(..0)?;
-            k.launch(
-                &s,
-                1,
-                32,
-                0,
-                (empty, empty, c.as_mut_slice().slice(..0)?, 0),
-            )?;
-            s.synchronize()?;
-            assert!(c.to_vec()?.iter().all(|v| *v == 0.0));
-            k.launch(&s, 1, 32, 0, (&a, &a, &mut c, 32))?;
-            s.synchronize()?;
-            assert!(c.to_vec()?.iter().all(|v| *v == 4.0));
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn launch_unchecked_runs_a_block_reduction_and_a_2d_kernel() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let m = cur.load_ptx(REDUCE, &JitOptions::default())?;
-            // SAFETY: kernels/reduce_shared.cu reads `in` below n and writes one
-            // partial sum per block: launches below pass views that hold them.
-            let k = unsafe { m.function::<(Ptr<f32>, PtrMut<f32>, u32)>("reduce_sum")? };
-            let n = 10_000u32;
-            let input: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
-            let blocks = n.div_ceil(256);
-            let din = cur.alloc_from(&input)?;
-            let mut part = cur.alloc_from(&vec![0f32; blocks as usize])?;
-            // SAFETY: `din` holds n elements, `part` one per block of the grid.
-            unsafe { k.launch_unchecked(&s, blocks, 256, 0, (&din, &mut part, n))? };
-            s.synchronize()?;
-            for (b, p) in part.to_vec()?.iter().enumerate() {
-                let want: f32 = input.iter().skip(b * 256).take(256).sum();
-                assert!(super::close(*p, want), "block {b}: {p} vs {want}");
-            }
-
-            let m = cur.load_ptx(TRANSPOSE, &JitOptions::default())?;
-            // SAFETY: kernels/transpose.cu touches `in` and `out` below rows·cols.
-            let t = unsafe { m.function::<(Ptr<f32>, PtrMut<f32>, i32, i32)>("transpose")? };
-            let (rows, cols) = (37i32, 53i32);
-            let src: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
-            let din = cur.alloc_from(&src)?;
-            let mut dout = cur.alloc_from(&vec![0f32; src.len()])?;
-            let grid = ((cols as u32).div_ceil(32), (rows as u32).div_ceil(32));
-            // SAFETY: both views hold rows·cols elements.
-            unsafe { t.launch_unchecked(&s, grid, (32, 8), 0, (&din, &mut dout, rows, cols))? };
-            s.synchronize()?;
-            let out = dout.to_vec()?;
-            for r in 0..rows as usize {
-                for c in 0..cols as usize {
-                    assert_eq!(out[c * rows as usize + r], src[r * cols as usize + c]);
-                }
-            }
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn graph_nodes_and_captures_of_pointer_kernels() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let m = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-            // SAFETY: kernels/vector_add.cu touches a, b and c only below n.
-            let k = unsafe { m.function::<VectorAdd>("vector_add")? };
-            let m2 = cur.load_ptx(REDUCE, &JitOptions::default())?;
-            // SAFETY: kernels/reduce_shared.cu reads `in` below n and writes one
-            // partial sum per block.
-            let r = unsafe { m2.function::<(Ptr<f32>, PtrMut<f32>, u32)>("reduce_sum")? };
-            let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let n = 512u32;
-            let a = cur.alloc_from(&vec![1f32; n as usize])?;
-            let c = cur.alloc_from(&vec![0f32; n as usize])?;
-            let sums = cur.alloc_from(&[0f32; 2])?;
-            {
-                let mut g = cur.create_graph()?;
-                // A node's Len is checked when it is added.
-                assert!(matches!(
-                    g.add_kernel(&[], &k, 2, 256, 0, (&a, &a, &c, n + 1)),
-                    Err(CudaError::ViewTooShort { parameter: 0, .. })
-                ));
-                let add = g.add_kernel(&[], &k, 2, 256, 0, (&a, &a, &c, n))?; // c = 2
-                // SAFETY: `c` holds n = 2·256 elements, `sums` one per block.
-                unsafe { g.add_kernel_unchecked(&[add.node()], &r, 2, 256, 0, (&c, &sums, n))? };
-                let exec = g.instantiate()?;
-                s.scope(|sc| sc.launch_graph(&exec))??;
-            }
-            assert_eq!(sums.to_vec()?, [512.0, 512.0]);
-            let d = cur.alloc_from(&vec![0f32; n as usize])?;
-            let mut main = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-            let graph: Graph<'_> =
-                main.capture(oxicuda_driver::graph::CaptureMode::Global, |cap| {
-                    assert!(matches!(
-                        cap.launch(&k, 2, 256, 0, (&a, &c, d.as_slice().slice(..1)?, n)),
-                        Err(CudaError::ViewTooShort {
-                            parameter: 2,
-                            len: 1,
-                            ..
-                        })
-                    ));
-                    cap.launch(&k, 2, 256, 0, (&a, &c, &d, n))?; // d = 3
-                    // SAFETY: as above.
-                    unsafe { cap.launch_unchecked(&r, 2, 256, 0, (&d, &sums, n)) }
-                })?;
-            let exec = graph.instantiate()?;
-            main.scope(|sc| sc.launch_graph(&exec))??;
-            drop(exec);
-            assert_eq!(sums.to_vec()?, [768.0, 768.0]);
-            Ok(())
-        });
-    }
-
-    #[test]
-    fn the_lookup_checks_pointer_and_length_widths() {
-        on_device0(|cur| -> Result<(), CudaError> {
-            let m = cur.load_ptx(VECTOR_ADD, &JitOptions::default())?;
-            // SAFETY: refused at lookup (a 64-bit length for `unsigned int n`).
-            let r =
-                unsafe { m.function::<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, Len<u64>)>("vector_add") };
-            assert!(matches!(
-                r.map(|_| ()),
-                Err(CudaError::SignatureMismatch { parameter: 3, .. })
-            ));
-            // SAFETY: refused at lookup (a pointer for the 4-byte count).
-            let r =
-                unsafe { m.function::<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, Ptr<u32>)>("vector_add") };
-            assert!(matches!(
-                r.map(|_| ()),
-                Err(CudaError::SignatureMismatch { parameter: 3, .. })
-            ));
-            // SAFETY: refused at lookup (a 16-byte buffer for an 8-byte pointer).
-            let r = unsafe {
-                m.function::<(
-                    oxicuda_driver::launch::In<f32>,
-                    Ptr<f32>,
-                    PtrMut<f32>,
-                    Len<u32>,
-                )>("vector_add")
-            };
-            assert!(matches!(
-                r.map(|_| ()),
-                Err(CudaError::SignatureMismatch { parameter: 0, .. })
-            ));
-            Ok(())
-        });
     }
 }

@@ -131,30 +131,6 @@ pub enum CudaError {
         /// The launch argument (from 0), when the memory was one.
         argument: Option<usize>,
     },
-    /// A safe launch whose [`Len`](crate::launch::Len) argument is negative.
-    #[error(
-        "launch argument {parameter} is the launch's length, {value}: a length cannot be negative"
-    )]
-    NegativeLength {
-        /// The `Len` argument (from 0).
-        parameter: usize,
-        /// Its value.
-        value: i64,
-    },
-    /// A safe launch whose raw pointer argument ([`Ptr`](crate::launch::Ptr),
-    /// [`PtrMut`](crate::launch::PtrMut)) is a view shorter than the launch's
-    /// [`Len`](crate::launch::Len) value: the kernel may touch every element below it.
-    #[error(
-        "launch argument {parameter} is a view of {len} elements, fewer than the launch's length {value}"
-    )]
-    ViewTooShort {
-        /// The pointer argument (from 0).
-        parameter: usize,
-        /// Its view's length in elements.
-        len: usize,
-        /// The `Len` argument's value.
-        value: u64,
-    },
     /// A copy between host and device (or two buffers) of different lengths.
     #[error(
         "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"

@@ -75,31 +75,7 @@ macro_rules! capture_ops {
         impl<'g> $ty<'_, 'g> {
             /// Captures a launch of `function` (the arguments are checked by the
             /// compiler against `S`; the memory they name is borrowed for `'g`).
-            ///
-            /// A raw-pointer signature's [`Len`](crate::launch::Len) is checked
-            /// against the views as for [`Function::launch`]; an unbounded one is
-            /// captured through [`launch_unchecked`](Self::launch_unchecked).
-            pub fn launch<S: crate::launch::Bounded>(
-                &self,
-                function: &'g Function<'_, S>,
-                grid: impl Into<Dim3>,
-                block: impl Into<Dim3>,
-                shared_bytes: u32,
-                args: impl GraphArgs<S> + 'g,
-            ) -> Result<(), CudaError> {
-                crate::launch::check_bounds::<S, _>(&args)?;
-                self.ops
-                    .launch(function, grid.into(), block.into(), shared_bytes, args)
-            }
-
-            /// [`launch`](Self::launch) for every signature, raw pointers without a
-            /// [`Len`](crate::launch::Len) included; no length is checked.
-            ///
-            /// # Safety
-            /// As for [`Function::launch_unchecked`], for every launch of the graph
-            /// made from this capture: the kernel stays inside the view passed for
-            /// each raw pointer argument.
-            pub unsafe fn launch_unchecked<S: Signature>(
+            pub fn launch<S: Signature>(
                 &self,
                 function: &'g Function<'_, S>,
                 grid: impl Into<Dim3>,

@@ -43,9 +43,7 @@ impl ConditionalHandle {
     }
 }
 
-impl Param for ConditionalHandle {
-    type Class = crate::launch::sealed::Free;
-}
+impl Param for ConditionalHandle {}
 impl KernelParam for ConditionalHandle {
     const SIZE: usize = 8;
     const ALIGN: usize = 8;

@@ -17,12 +17,8 @@ pub struct TensorMapIn<L: TensorLayout>(PhantomData<fn() -> L>);
 /// [`ReadWrite`] map of layout `L`.
 pub struct TensorMapOut<L: TensorLayout>(PhantomData<fn() -> L>);
 
-impl<L: TensorLayout> sealed::Param for TensorMapIn<L> {
-    type Class = sealed::Free;
-}
-impl<L: TensorLayout> sealed::Param for TensorMapOut<L> {
-    type Class = sealed::Free;
-}
+impl<L: TensorLayout> sealed::Param for TensorMapIn<L> {}
+impl<L: TensorLayout> sealed::Param for TensorMapOut<L> {}
 impl<L: TensorLayout> KernelParam for TensorMapIn<L> {
     const SIZE: usize = size_of::<CUtensorMap>();
     const ALIGN: usize = align_of::<CUtensorMap>();
