@@ -13,9 +13,18 @@ use crate::context::CurrentContext;
 use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::stream::{Stream, done};
-use crate::sys::{CUevent, CUevent_flags};
+use crate::sys::{CUevent, CUevent_flags, CUresult};
 use core::marker::PhantomData;
+
+/// A query's answer: done, not yet (`NOT_READY`), or an error.
+#[inline]
+pub(crate) fn done(r: CUresult) -> Result<bool, CudaError> {
+    match r {
+        CUresult::CUDA_SUCCESS => Ok(true),
+        CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        e => Err(crate::error::driver_error(e)),
+    }
+}
 
 /// Whether an event records time: [`Timing`] or [`NoTiming`].
 pub trait EventKind: sealed::Sealed {
@@ -71,13 +80,6 @@ impl<K: EventKind> Event<'_, K> {
     /// The driver's handle.
     pub fn raw(&self) -> CUevent {
         self.raw
-    }
-
-    /// Records the event on `stream`: it completes when the work queued before it has.
-    #[inline]
-    pub fn record(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
-        // SAFETY: live event and stream of the current context.
-        check(unsafe { self.driver.table().cuEventRecord()?(self.raw, stream.raw()) })
     }
 
     /// Waits for the last record.

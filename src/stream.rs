@@ -11,6 +11,7 @@
 
 use crate::context::{CurrentContext, Tied};
 use crate::error::{CudaError, check};
+use crate::event::done;
 pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
@@ -21,16 +22,6 @@ use crate::sys::{
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
-
-/// A query's answer: done, not yet (`NOT_READY`), or an error.
-#[inline]
-pub(crate) fn done(r: CUresult) -> Result<bool, CudaError> {
-    match r {
-        CUresult::CUDA_SUCCESS => Ok(true),
-        CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-        e => Err(crate::error::driver_error(e)),
-    }
-}
 
 /// A stream of the current context.
 pub struct Stream<'a> {
@@ -172,6 +163,16 @@ impl Stream<'_> {
         // SAFETY: a valid out-pointer.
         check(unsafe { self.driver.table().cuStreamGetPriority()?(self.raw, &mut p) })?;
         Ok(p)
+    }
+}
+
+impl<K: EventKind> Event<'_, K> {
+    /// Records the event on `stream`: it completes when the work queued before it has.
+    /// (Here rather than in `event`, which streams are built on.)
+    #[inline]
+    pub fn record(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
+        // SAFETY: live event and stream of the current context.
+        check(unsafe { stream.driver.table().cuEventRecord()?(self.raw(), stream.raw()) })
     }
 }
 
