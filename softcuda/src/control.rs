@@ -123,6 +123,41 @@ pub fn allow_conditional_children(allowed: bool) {
     crate::api::graph::CONDITIONAL_CHILDREN.store(allowed, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Turns softcuda's sanitizer on or off, as `SOFTCUDA_SANITIZE` does (which this
+/// overrides): `"memcheck"`, `"memcheck,initcheck"`, `"all"`, or `""`/`"none"` for
+/// off. An unknown tool name is an error naming it, and changes nothing.
+/// Process-wide. See `docs/softcuda.md`, "Sanitizer".
+pub fn set_sanitize(tools: &str) -> Result<(), String> {
+    let set = crate::sanitize::parse(tools)?;
+    crate::sanitize::set_tools(set);
+    Ok(())
+}
+
+/// The sanitizer tools on, as a list for [`set_sanitize`] (`""` when off).
+pub fn sanitize_tools() -> String {
+    crate::sanitize::names(crate::sanitize::tools())
+}
+
+/// Sends the sanitizer's report to the file at `path` (created if need be,
+/// appended to), or to standard error (`None`), as `SOFTCUDA_SANITIZE_LOG` does.
+pub fn set_sanitize_log(path: Option<&str>) -> std::io::Result<()> {
+    crate::sanitize::init_from_env();
+    crate::sanitize::report::set_log(path)
+}
+
+/// The sanitizer's report printed since the last call (at most 1 MiB of it), and
+/// forgets it: for tests, which assert on the `========= ` lines.
+pub fn sanitize_report() -> String {
+    crate::sanitize::take_report()
+}
+
+/// Prints the sanitizer's `========= ERROR SUMMARY: N errors` (with the repeats not
+/// shown) now, returns N, and starts counting afresh. The process prints one at
+/// exit too, if the sanitizer was ever on.
+pub fn sanitize_summary() -> u64 {
+    crate::sanitize::summary()
+}
+
 /// Clears injected faults and the allocation budget.
 pub fn clear_faults() {
     state::clear_faults();
@@ -239,4 +274,32 @@ pub unsafe extern "C" fn softcuda_set_nvlinks(spec: *const c_char) -> CUresult {
         Some(links) => set_nvlinks(links).err().unwrap_or(code::SUCCESS),
         None => code::INVALID_VALUE,
     }
+}
+
+/// `softcuda_set_sanitize(tools)`: [`set_sanitize`]; `CUDA_ERROR_INVALID_VALUE` for
+/// an unknown tool name (reported on the sanitizer's output) or a null `tools`.
+///
+/// # Safety
+/// `tools` is null or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn softcuda_set_sanitize(tools: *const c_char) -> CUresult {
+    if tools.is_null() {
+        return code::INVALID_VALUE;
+    }
+    // SAFETY: a NUL-terminated string, by this function's contract.
+    let text = unsafe { CStr::from_ptr(tools) }.to_string_lossy();
+    match set_sanitize(&text) {
+        Ok(()) => code::SUCCESS,
+        Err(e) => {
+            crate::sanitize::report::warn(&e);
+            code::INVALID_VALUE
+        }
+    }
+}
+
+/// `softcuda_sanitize_summary()`: [`sanitize_summary`] (prints the summary, returns
+/// the error count).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn softcuda_sanitize_summary() -> u64 {
+    sanitize_summary()
 }

@@ -54,6 +54,8 @@ pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R
     }
     if kind == AllocKind::Device {
         s.used[device] += size;
+        crate::sanitize::memcheck::reused(p as u64, size);
+        crate::sanitize::initcheck::forget(p as u64, size);
     }
     state::ALLOCATED.fetch_add(size, Ordering::Relaxed);
     let id = NEXT_BUFFER_ID.fetch_add(1, Ordering::Relaxed);
@@ -82,7 +84,9 @@ pub(crate) fn reserve(size: u64) -> R<u64> {
     if size == 0 {
         return Err(code::INVALID_VALUE);
     }
-    crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)
+    let base = crate::devspace::alloc(size).ok_or(code::OUT_OF_MEMORY)?;
+    crate::sanitize::initcheck::forget(base, size);
+    Ok(base)
 }
 
 /// Gives back memory [`reserve`] returned (its addresses stay device addresses).
@@ -156,6 +160,7 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
         .ok_or(code::INVALID_VALUE)?;
     map.remove(&base);
     drop(map);
+    crate::sanitize::initcheck::forget(base, a.size);
     if graph::mem::is_reserved(base) {
         // Graph memory: unmapped only; it stays reserved (`crate::graph::mem`).
         return Ok(Removed {

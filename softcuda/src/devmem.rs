@@ -285,6 +285,9 @@ unsafe fn move_device(dst: *mut u8, src: *const u8, n: usize) {
 /// Both ranges are valid for `n` bytes: mapped ones checked and alive (the caller
 /// holds [`Work`]), host ones the caller's.
 pub unsafe fn copy(dst: *mut u8, dst_dev: bool, src: *const u8, src_dev: bool, n: usize) {
+    if dst_dev {
+        crate::sanitize::initcheck::written(dst as u64, n as u64);
+    }
     // SAFETY: the caller's promise, passed on.
     unsafe {
         match (dst_dev, src_dev) {
@@ -302,6 +305,7 @@ pub unsafe fn copy(dst: *mut u8, dst_dev: bool, src: *const u8, src_dev: bool, n
 /// # Safety
 /// `dst` is device memory valid for `n` bytes (accessed atomically).
 pub unsafe fn fill(dst: *mut u8, unit: &[u8], n: usize) {
+    crate::sanitize::initcheck::written(dst as u64, n as u64);
     let e = unit.len();
     debug_assert!(matches!(e, 1 | 2 | 4));
     // The byte at address a is unit[(a - dst) mod e]; as e divides 8 that depends

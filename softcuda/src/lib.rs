@@ -10,8 +10,12 @@
 //!
 //! Configuration (before `cuInit`): `SOFTCUDA_VERSION` (default 12090) and
 //! `SOFTCUDA_DEVICES` (default `9.0:8192,8.0:4096`: compute capability and MiB per
-//! device), or [`control::configure`]. `docs/softcuda.md` lists every function and
-//! every deviation from the driver.
+//! device), or [`control::configure`]. `SOFTCUDA_SANITIZE=memcheck` (or
+//! [`control::set_sanitize`]) turns softcuda into a sanitizer that reports invalid
+//! accesses and frees (memcheck), divergent barriers and bad warp masks
+//! (synccheck) and reads of never-written memory (initcheck) in
+//! compute-sanitizer's format. `docs/softcuda.md` lists every
+//! function and every deviation from the driver, and has the "Sanitizer" section.
 //!
 //! Layers (an arrow points at what a module may import; nothing imports upwards
 //! except where noted):
@@ -27,7 +31,7 @@
 //!        │
 //! state/ (handles, contexts, config)  devmem devspace ffi  core
 //!        │
-//! ptx/ (interpreter)   device   types   result_codes       leaves
+//! ptx/ (interpreter)  sanitize/  device  types  result_codes  leaves
 //! ```
 //!
 //! `api/*` files import the layers below, not each other, except `api::proc` (the
@@ -41,6 +45,13 @@
 //! `pool`, `graph::mem` (a free checks the other owners of device memory, which
 //! reserve through `devalloc`). `control` reaches `api::context` for context
 //! teardown.
+//!
+//! `sanitize` (the sanitizer, `SOFTCUDA_SANITIZE`) is a leaf every layer may report
+//! to; it imports only its row neighbour `ptx`'s description of a faulting access
+//! (`ptx::Fault`, plain data). The interpreter does not import `sanitize`: its
+//! faults reach it through `ptx::DeviceMemory::fault`, which `state` implements,
+//! and the layers above hand it what they know (the nearest allocation, a free's
+//! address).
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 #![allow(non_snake_case, clippy::missing_safety_doc)]
@@ -61,6 +72,7 @@ mod managed;
 mod pool;
 pub mod ptx;
 mod result_codes;
+mod sanitize;
 pub mod state;
 pub mod stream;
 pub mod types;

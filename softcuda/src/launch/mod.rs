@@ -61,8 +61,16 @@ pub(crate) fn attribute_of(
     Ok(v)
 }
 
+/// The driver error of a failed launch. Under the sanitizer's memcheck an invalid
+/// access is `CUDA_ERROR_LAUNCH_FAILED`, as under compute-sanitizer (it has been
+/// reported); otherwise the error a GPU gives.
 pub(crate) fn launch_error(e: LaunchError) -> CUresult {
     match e {
+        LaunchError::IllegalAddress { .. } | LaunchError::MisalignedAddress { .. }
+            if crate::sanitize::on(crate::sanitize::MEMCHECK) =>
+        {
+            code::LAUNCH_FAILED
+        }
         LaunchError::IllegalAddress { .. } => code::ILLEGAL_ADDRESS,
         LaunchError::MisalignedAddress { .. } => code::MISALIGNED_ADDRESS,
         LaunchError::IllegalInstruction(_) => code::ILLEGAL_INSTRUCTION,

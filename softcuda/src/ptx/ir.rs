@@ -762,6 +762,11 @@ pub(crate) struct Program {
     pub code: Vec<Inst>,
     /// Source line of each operation in `code`.
     pub lines: Vec<u32>,
+    /// The `.loc` (file number, line) in force at each operation in `code`
+    /// (`(0, 0)`: none).
+    pub locs: Vec<(u32, u32)>,
+    /// The module's `.file` directives: number and name.
+    pub files: Vec<(u32, String)>,
     pub funcs: Vec<Func>,
     pub calls: Vec<CallSite>,
     pub shared: Vec<SharedVar>,

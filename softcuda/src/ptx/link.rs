@@ -407,7 +407,7 @@ fn fix_item(item: &mut Item, map: &HashMap<String, String>, off: u32) {
                         }
                         i.ops.iter_mut().for_each(|o| fix_operand(o, map));
                     }
-                    Stmt::Open | Stmt::Close => {}
+                    Stmt::Open | Stmt::Close | Stmt::Loc(..) => {}
                 }
             }
         }

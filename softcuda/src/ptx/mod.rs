@@ -40,9 +40,10 @@
 //! Files: `lex.rs` (tokens), `parse.rs` (syntax tree), `compile/` (checks and
 //! lowering to `ir.rs` operations: module scope in `mod.rs`, operands, instruction
 //! selection in `lower.rs` and `inst.rs`, per-kernel results in `kernel.rs`),
-//! `arith/` (numeric semantics), `exec/` (the scheduler in `mod.rs`, barriers and
-//! warp collectives in `warp.rs`, memory access in `memory.rs`, the interpreter
-//! loop in `thread.rs`), `printf.rs` (device `printf`), `log.rs` (ptxas-style
+//! `arith/` (numeric semantics), `exec/` (the scheduler in `mod.rs`, launch-shape checks in
+//! `checks.rs`, barriers and warp collectives in `warp.rs`, memory access in
+//! `memory.rs`, the interpreter loop in `thread.rs`, racecheck's shadow of shared
+//! memory in `race.rs`), `printf.rs` (device `printf`), `log.rs` (ptxas-style
 //! logs), `link.rs` (the linker of several units, `cuLink*`). The interpreter
 //! imports nothing of the rest of softcuda: the driver layers sit above it.
 
@@ -287,6 +288,222 @@ pub trait DeviceMemory: Sync {
         let _ = (handle, value);
         false
     }
+
+    /// Told of a memory access that stops the launch (out of bounds, misaligned, a
+    /// store to the parameters), before [`launch`] returns its error: the hook of
+    /// softcuda's sanitizer. Called only on that failure path, never per access.
+    /// The default does nothing.
+    fn fault(&self, fault: &Fault<'_>) {
+        let _ = fault;
+    }
+
+    /// The sanitizer checks the interpreter makes in this launch ([`CHECK_SYNC`]),
+    /// asked once when the launch starts. The default: none.
+    fn checks(&self) -> u8 {
+        0
+    }
+
+    /// Told of a synchronisation error ([`SyncFault`]) found by a check
+    /// [`DeviceMemory::checks`] asked for; the launch goes on. The default does
+    /// nothing.
+    fn sync_fault(&self, fault: &SyncFault<'_>) {
+        let _ = fault;
+    }
+
+    /// With [`CHECK_INIT`]: whether every byte of `[addr, addr+len)` (global memory
+    /// a kernel is about to load) has been written since it was allocated. The
+    /// default: yes.
+    fn initialized(&self, addr: u64, len: u64) -> bool {
+        let _ = (addr, len);
+        true
+    }
+
+    /// With [`CHECK_INIT`]: a kernel stored to (or made an atomic on)
+    /// `[addr, addr+len)` of global memory. The default does nothing.
+    fn written(&self, addr: u64, len: u64) {
+        let _ = (addr, len);
+    }
+
+    /// With [`CHECK_INIT`]: a kernel loaded bytes [`DeviceMemory::initialized`]
+    /// said nothing had written (`fault` describes the load); the launch goes on.
+    /// The default does nothing.
+    fn uninit_read(&self, fault: &Fault<'_>) {
+        let _ = fault;
+    }
+
+    /// With [`CHECK_RACE`]: two accesses to the same shared memory by different
+    /// threads of a block, at least one a store, with no barrier between them; the
+    /// launch goes on. The default does nothing.
+    fn race(&self, race: &Race<'_>) {
+        let _ = race;
+    }
+}
+
+/// [`DeviceMemory::checks`]: shadow the block's shared memory and report hazards
+/// between its threads (racecheck): one test of a flag per shared access, read once
+/// per thread run.
+pub const CHECK_RACE: u8 = 2;
+
+/// The kind of a shared-memory hazard: the first access, then the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hazard {
+    /// A store, then another thread's load.
+    ReadAfterWrite,
+    /// A load, then another thread's store.
+    WriteAfterRead,
+    /// A store, then another thread's store.
+    WriteAfterWrite,
+}
+
+/// A shared-memory hazard found by racecheck: see [`DeviceMemory::race`].
+#[derive(Debug, Clone, Copy)]
+pub struct Race<'a> {
+    /// The kernel launched.
+    pub kernel: &'a str,
+    /// `%ctaid` of the block.
+    pub ctaid: [u32; 3],
+    /// Which hazard.
+    pub hazard: Hazard,
+    /// The shared-memory address (offset in the block's shared memory) of the byte
+    /// both touched.
+    pub addr: u64,
+    /// Bytes of the second access.
+    pub size: u32,
+    /// The earlier access: `%tid` and site.
+    pub first: ([u32; 3], Site<'a>),
+    /// The later access: `%tid` and site.
+    pub second: ([u32; 3], Site<'a>),
+}
+
+/// [`DeviceMemory::checks`]: check barriers and warp-synchronous member masks
+/// (synccheck), at each barrier release and collective: nothing per instruction.
+pub const CHECK_SYNC: u8 = 4;
+
+/// [`DeviceMemory::checks`]: track which global memory kernels write and check
+/// their loads against it (initcheck): one test of a flag per global access, read
+/// once per thread run.
+pub const CHECK_INIT: u8 = 8;
+
+/// Where in the code: function, operation index from its start, PTX line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site<'a> {
+    /// The function (the kernel, or a `.func` it called).
+    pub function: &'a str,
+    /// The operation's index from the start of `function`.
+    pub offset: u32,
+    /// Its line in the PTX text.
+    pub line: u32,
+    /// The source file and line of the PTX's `.loc` in force there, if it has one.
+    pub loc: Option<(&'a str, u32)>,
+}
+
+/// What a synchronisation error is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncError<'a> {
+    /// A block-wide barrier (`bar.sync`/`barrier.sync` without a thread count)
+    /// released with only part of the block: `exited` threads ended without
+    /// reaching it, and/or the waiting threads wait at two different instructions
+    /// (`other`: the second).
+    DivergentBarrier {
+        /// The barrier's number.
+        barrier: u32,
+        /// Threads that reached it.
+        waiting: u32,
+        /// Threads in the block.
+        threads: u32,
+        /// Threads that had exited.
+        exited: u32,
+        /// Another instruction some threads wait at for the same barrier.
+        other: Option<Site<'a>>,
+    },
+    /// A warp-synchronous instruction whose member mask names lanes that have
+    /// exited or that the warp does not have.
+    BadMask {
+        /// The instruction (`shfl.sync`, `vote.sync`, `bar.warp.sync`, ...).
+        op: &'static str,
+        /// The member mask.
+        mask: u32,
+        /// The lanes it names that have exited.
+        exited: u32,
+        /// The lanes it names that the warp does not have (a partial last warp).
+        missing: u32,
+    },
+}
+
+/// A synchronisation error found by synccheck: see [`DeviceMemory::sync_fault`].
+#[derive(Debug, Clone, Copy)]
+pub struct SyncFault<'a> {
+    /// The kernel launched.
+    pub kernel: &'a str,
+    /// Where (the first waiting thread's instruction).
+    pub site: Site<'a>,
+    /// `%tid` of the first thread concerned.
+    pub tid: [u32; 3],
+    /// `%ctaid` of its block.
+    pub ctaid: [u32; 3],
+    /// What is wrong.
+    pub error: SyncError<'a>,
+}
+
+/// What a faulting access did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    /// A load (`ld`, or device `printf` reading its arguments).
+    Read,
+    /// A store (`st`).
+    Write,
+    /// A read-modify-write (`atom`, `red`).
+    Atomic,
+}
+
+/// The state space a faulting access went to (generic addresses decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessSpace {
+    /// Global (device) memory, or any address outside the other windows.
+    Global,
+    /// `.const` memory.
+    Const,
+    /// The block's shared memory (or a cluster peer's).
+    Shared,
+    /// The thread's local memory.
+    Local,
+    /// The kernel parameters.
+    Param,
+}
+
+/// A memory access that stopped a launch, with where it happened: see
+/// [`DeviceMemory::fault`].
+#[derive(Debug, Clone, Copy)]
+pub struct Fault<'a> {
+    /// The kernel launched.
+    pub kernel: &'a str,
+    /// The function running (the kernel, or a `.func` it called).
+    pub function: &'a str,
+    /// The faulting operation's index from the start of `function`.
+    pub offset: u32,
+    /// Its line in the PTX text.
+    pub line: u32,
+    /// The source file and line of the PTX's `.loc` in force there, if it has one.
+    pub loc: Option<(&'a str, u32)>,
+    /// `%tid` of the thread.
+    pub tid: [u32; 3],
+    /// `%ctaid` of its block.
+    pub ctaid: [u32; 3],
+    /// Load, store or atomic.
+    pub kind: AccessKind,
+    /// Where it went.
+    pub space: AccessSpace,
+    /// Bytes accessed.
+    pub size: u32,
+    /// The address as the kernel computed it (generic or in its space).
+    pub addr: u64,
+    /// The offset inside the space's window (the address itself for global memory).
+    pub offset_in_space: u64,
+    /// Bytes of that space the thread has (shared: the block's static + dynamic
+    /// size; local: its stack; parameters: the buffer; 0 for global memory).
+    pub space_len: u64,
+    /// Whether the access was misaligned (the address not a multiple of its size).
+    pub misaligned: bool,
 }
 
 /// Why a launch failed.

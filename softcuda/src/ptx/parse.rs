@@ -106,6 +106,8 @@ pub(crate) enum Stmt {
     Close,
     /// `name: .callprototype ...;` — recorded so that an indirect call can be refused by name.
     Prototype(String, u32),
+    /// `.loc file line ...`: the source position of the instructions that follow.
+    Loc(u32, u32),
 }
 
 /// An `.entry` or `.func`.
@@ -139,6 +141,8 @@ pub(crate) struct Ast {
     pub target: Option<(Vec<String>, u32)>,
     pub address_size: Option<(u32, u32)>,
     pub items: Vec<Item>,
+    /// `.file n "name"` directives: number and name.
+    pub files: Vec<(u32, String)>,
 }
 
 /// Parses a literal's text (`42`, `0x1F`, `017`, `0b101`, `0f3F800000`, `0d...`, `1.5`).
@@ -364,7 +368,17 @@ fn top_item(p: &mut Parser, ast: &mut Ast, errors: &mut Vec<PError>) -> Result<(
             let n = p.number()?;
             ast.address_size = Some((u32::try_from(n).unwrap_or(0), line));
         }
-        ".file" | ".loc" => p.skip_line(line),
+        ".file" => {
+            p.pos += 1;
+            if let (Some(TokKind::Num(n)), Some(TokKind::Str(name))) = (p.peek(), p.peek_at(1))
+                && let Some(Lit::Int(n)) = parse_lit(n)
+                && let Ok(n) = u32::try_from(n)
+            {
+                ast.files.push((n, name.clone()));
+            }
+            p.skip_line(line);
+        }
+        ".loc" => p.skip_line(line),
         ".section" => {
             p.pos += 1;
             while !p.is_punct('{') && p.peek().is_some() {
@@ -691,7 +705,22 @@ fn body(p: &mut Parser, errors: &mut Vec<PError>) -> Result<Vec<Stmt>, PError> {
 fn statement(p: &mut Parser, out: &mut Vec<Stmt>, line: u32) -> Result<(), PError> {
     if let Some(TokKind::Ident(w)) = p.peek() {
         match w.as_str() {
-            ".loc" | ".file" => {
+            ".loc" => {
+                p.pos += 1;
+                let num = |t: Option<&TokKind>| match t {
+                    Some(TokKind::Num(n)) => match parse_lit(n) {
+                        Some(Lit::Int(v)) => u32::try_from(v).ok(),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let (Some(f), Some(l)) = (num(p.peek()), num(p.peek_at(1))) {
+                    out.push(Stmt::Loc(f, l));
+                }
+                p.skip_line(line);
+                return Ok(());
+            }
+            ".file" => {
                 p.skip_line(line);
                 return Ok(());
             }

@@ -220,6 +220,7 @@ impl State {
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
     let config = Config::from_env();
+    crate::sanitize::init_from_env();
     Mutex::new(State {
         primaries: vec![Primary::default(); config.devices.len()],
         used: vec![0; config.devices.len()],
@@ -335,6 +336,61 @@ impl crate::ptx::DeviceMemory for KernelMemory {
 
     fn set_conditional(&self, handle: u64, value: u32) -> bool {
         crate::graph::cond::set(handle, value)
+    }
+
+    fn fault(&self, fault: &crate::ptx::Fault<'_>) {
+        use crate::sanitize::memcheck;
+        if !crate::sanitize::on(crate::sanitize::MEMCHECK) {
+            return;
+        }
+        let global = matches!(
+            fault.space,
+            crate::ptx::AccessSpace::Global | crate::ptx::AccessSpace::Const
+        );
+        let near = if global {
+            let m = memory();
+            let a = fault.addr;
+            let block = |(&base, al): (&u64, &Alloc)| memcheck::Block {
+                base,
+                size: al.size,
+            };
+            memcheck::nearest(
+                a,
+                m.range(..=a)
+                    .next_back()
+                    .map(block)
+                    .into_iter()
+                    .chain(m.range(a..).next().map(block)),
+            )
+        } else {
+            None
+        };
+        memcheck::access(fault, near);
+    }
+
+    fn checks(&self) -> u8 {
+        crate::sanitize::tools()
+            & (crate::ptx::CHECK_SYNC | crate::ptx::CHECK_INIT | crate::ptx::CHECK_RACE)
+    }
+
+    fn initialized(&self, addr: u64, len: u64) -> bool {
+        crate::sanitize::initcheck::read(addr, len)
+    }
+
+    fn written(&self, addr: u64, len: u64) {
+        crate::sanitize::initcheck::written(addr, len);
+    }
+
+    fn uninit_read(&self, fault: &crate::ptx::Fault<'_>) {
+        crate::sanitize::initcheck::uninit_read(fault);
+    }
+
+    fn race(&self, race: &crate::ptx::Race<'_>) {
+        crate::sanitize::racecheck::race(race);
+    }
+
+    fn sync_fault(&self, fault: &crate::ptx::SyncFault<'_>) {
+        crate::sanitize::synccheck::sync_fault(fault);
     }
 }
 

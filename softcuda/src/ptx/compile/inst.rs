@@ -446,18 +446,33 @@ impl Fcx<'_> {
         }
     }
 
-    pub(super) fn atom(&mut self, red: bool, m: &mut Mods, i: &parse::Inst) -> Result<Op, String> {
+    pub(super) fn atom(
+        &mut self,
+        red: bool,
+        m: &mut Mods,
+        i: &parse::Inst,
+        post: &mut Option<Op>,
+    ) -> Result<Op, String> {
         let opc = i.opcode.as_str();
         let space = space_mod(m);
+        // `.release` orders what came before, `.acquire` what comes after, as the
+        // fences of `st.release`/`ld.acquire` do (racecheck also reads them).
+        let acq_rel = m.has("acq_rel");
+        let acquire = m.has("acquire") || acq_rel;
+        let release = m.has("release") || acq_rel;
         if matches!(
             space,
             Some(MemSpace::Local | MemSpace::Const | MemSpace::KParam)
         ) {
             return Err(format!("Illegal state space in '{opc}'"));
         }
-        m.ignore(&[
-            "relaxed", "acquire", "release", "acq_rel", "sem", "cta", "gpu", "sys", "cluster",
-        ]);
+        m.ignore(&["relaxed", "sem", "cta", "gpu", "sys", "cluster"]);
+        if release {
+            self.emit(Op::Fence, NO_REG, false);
+        }
+        if acquire {
+            *post = Some(Op::Fence);
+        }
         let op = match m.one_of(&[
             "add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec",
         ]) {

@@ -575,7 +575,7 @@ impl Fcx<'_> {
                 Op::Isspacep { space, d, a }
             }
             "ld" | "ldu" | "st" => self.ldst(mn == "st", m, i, post)?,
-            "atom" | "red" => self.atom(mn == "red", m, i)?,
+            "atom" | "red" => self.atom(mn == "red", m, i, post)?,
             "bra" => {
                 m.ignore(&["uni"]);
                 let o = self.operands(i, 1)?;

@@ -397,7 +397,10 @@ pub(crate) fn compile(ast: &Ast, opts: &JitOptions) -> Result<Compiled, Vec<CErr
     // Pass 1: module scope.
     let mut module: HashMap<String, Sym> = HashMap::new();
     let mut globals: Vec<GlobalVar> = Vec::new();
-    let mut prog = Program::default();
+    let mut prog = Program {
+        files: ast.files.clone(),
+        ..Program::default()
+    };
     let mut sigs: Vec<Sig> = Vec::new();
     let mut bodies: Vec<Option<&Function>> = Vec::new();
     for item in &ast.items {
@@ -738,6 +741,8 @@ struct Fcx<'a> {
     occ: Vec<(u32, u32)>,
     sink: Reg,
     line: u32,
+    /// The `.loc` in force (file number, line; `(0, 0)`: none).
+    loc: (u32, u32),
 }
 
 fn compile_function(
@@ -770,6 +775,7 @@ fn compile_function(
         occ: Vec::new(),
         sink: NO_REG,
         line: f.line,
+        loc: (0, 0),
     };
     cx.sink = cx.new_reg(64, false);
     let mut params = Vec::new();
@@ -824,6 +830,10 @@ fn compile_function(
                 }
             }
             Stmt::Prototype(..) => Ok(()),
+            Stmt::Loc(file, line) => {
+                cx.loc = (*file, *line);
+                Ok(())
+            }
             Stmt::Inst(i) => {
                 cx.line = i.line;
                 cx.inst(i).map_err(|e| (i.line, e))

@@ -34,6 +34,7 @@ impl Fcx<'_> {
     pub(super) fn emit(&mut self, op: Op, guard: Reg, neg: bool) {
         self.prog.code.push(Inst { op, guard, neg });
         self.prog.lines.push(self.line);
+        self.prog.locs.push(self.loc);
     }
 
     pub(super) fn pc(&self) -> u32 {

@@ -56,6 +56,79 @@ pub(super) fn locate(
     }
 }
 
+/// Tells the driver's hook ([`DeviceMemory::fault`]) of the memory access thread
+/// `t` stopped at with `e` (its pc and frame saved there). The failure path only:
+/// nothing of this runs for an access that succeeds, and the interpreter loop only
+/// saves its position before returning the error.
+#[cold]
+#[inline(never)]
+pub(super) fn report_fault(cx: &Ctx, t: &Thread, shared_len: usize, e: &LaunchError) {
+    let (addr, misaligned) = match *e {
+        LaunchError::IllegalAddress { addr, .. } => (addr, false),
+        LaunchError::MisalignedAddress { addr } => (addr, true),
+        _ => return,
+    };
+    let (kind, space, len) = match cx.code.get(t.pc as usize).map(|i| &i.op) {
+        Some(Op::Ld { space, ty, n, .. }) => (AccessKind::Read, *space, ty.bytes() * u32::from(*n)),
+        Some(Op::St { space, ty, n, .. }) => {
+            (AccessKind::Write, *space, ty.bytes() * u32::from(*n))
+        }
+        Some(Op::Atom { space, ty, .. }) => (AccessKind::Atomic, *space, ty.bytes()),
+        _ => return, // not an access (`mapa`, a conditional handle, `printf`)
+    };
+    let (sp, off) = resolve(space, addr);
+    let (space, space_len) = match sp {
+        MemSpace::Shared => (AccessSpace::Shared, shared_len as u64),
+        MemSpace::Local => (AccessSpace::Local, t.stack.len() as u64),
+        MemSpace::KParam => (AccessSpace::Param, cx.params.len() as u64),
+        MemSpace::Const => (AccessSpace::Const, 0),
+        MemSpace::Global | MemSpace::Generic => (AccessSpace::Global, 0),
+    };
+    let func = cx.prog.funcs.get(t.func as usize);
+    let fault = Fault {
+        kernel: &cx.kernel.name,
+        function: func.map_or("?", |f| f.name.as_str()),
+        offset: t.pc.wrapping_sub(func.map_or(0, |f| f.entry)),
+        line: cx.prog.lines.get(t.pc as usize).copied().unwrap_or(0),
+        loc: loc_of(cx, t.pc),
+        tid: t.tid,
+        ctaid: cx.ctaid,
+        kind,
+        space,
+        size: len,
+        addr,
+        offset_in_space: off,
+        space_len,
+        misaligned,
+    };
+    cx.mem.fault(&fault);
+}
+
+/// Tells the driver's hook ([`DeviceMemory::uninit_read`]) of a load of `len` bytes
+/// at global address `addr` by thread `t` at operation `pc` that reads memory
+/// nothing has written (initcheck). Only with initcheck on.
+#[cold]
+#[inline(never)]
+pub(super) fn report_uninit(cx: &Ctx, t: &Thread, pc: usize, addr: u64, len: u32) {
+    let func = cx.prog.funcs.get(t.func as usize);
+    cx.mem.uninit_read(&Fault {
+        kernel: &cx.kernel.name,
+        function: func.map_or("?", |f| f.name.as_str()),
+        offset: (pc as u32).wrapping_sub(func.map_or(0, |f| f.entry)),
+        line: cx.prog.lines.get(pc).copied().unwrap_or(0),
+        loc: loc_of(cx, pc as u32),
+        tid: t.tid,
+        ctaid: cx.ctaid,
+        kind: AccessKind::Read,
+        space: AccessSpace::Global,
+        size: len,
+        addr,
+        offset_in_space: addr,
+        space_len: 0,
+        misaligned: false,
+    });
+}
+
 /// A cluster address (`mapa`): rank + 1 in bits 24.., the offset below.
 pub(super) const CLUSTER_RANK_SHIFT: u32 = 24;
 

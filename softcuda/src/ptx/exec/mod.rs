@@ -16,6 +16,12 @@
 //!
 //! Per-launch buffers (threads' registers and stacks, shared memory) are kept in a
 //! thread-local scratch area and reused by the next launch on the same host thread.
+//!
+//! The sanitizer's checks the driver asks for ([`DeviceMemory::checks`]) are read
+//! once per launch into the context: synccheck's run at barrier releases and
+//! collectives (`warp.rs`), initcheck's and racecheck's at loads and stores behind
+//! a copy of the flag taken when a thread starts running (`thread.rs`, `race.rs`);
+//! a faulting access is described from the stopped thread (`memory.rs`).
 
 use std::cell::Cell;
 use std::io::Write;
@@ -29,12 +35,18 @@ use super::ir::{
     Ty, VoteMode,
 };
 use super::printf;
-use super::{DeviceMemory, Kernel, LaunchConfig, LaunchError, LaunchExtras, Module};
+use super::{
+    AccessKind, AccessSpace, CHECK_INIT, CHECK_RACE, CHECK_SYNC, DeviceMemory, Fault, Hazard,
+    Kernel, LaunchConfig, LaunchError, LaunchExtras, Module, Race, Site, SyncError, SyncFault,
+};
 
+mod checks;
 mod memory;
+mod race;
 mod thread;
 mod warp;
 
+pub use checks::{check_cluster, check_launch};
 use memory::*;
 use thread::*;
 use warp::*;
@@ -303,6 +315,8 @@ struct Ctx<'a> {
     /// Its size: `RESERVED_SMEM` if the module reads `%reserved_smem_offset_*`,
     /// else 0.
     reserved_len: u32,
+    /// The sanitizer checks asked for ([`DeviceMemory::checks`], read once here).
+    checks: u8,
 }
 
 /// Runs `kernel` of `module` to completion.
@@ -408,13 +422,32 @@ pub fn launch_ex(
         } else {
             0
         },
+        checks: mem.checks(),
     };
     let mut cache = RegionCache::new();
     if ex.cooperative {
         cache.own = (ws_addr, ws_addr + 16);
     }
-    if ex.cooperative || explicit.is_some() {
-        return run_interleaved(&mut cx, func, &mut cache, ex.cooperative);
+    if cx.checks & CHECK_RACE != 0 {
+        race::reset();
+    }
+    let result = run_grid(&mut cx, func, &mut cache, ex, cfg);
+    if cx.checks & CHECK_RACE != 0 {
+        race::reset();
+    }
+    result
+}
+
+/// Runs every block of the launch (see [`launch_ex`]).
+fn run_grid(
+    cx: &mut Ctx,
+    func: &Func,
+    cache: &mut RegionCache,
+    ex: &LaunchExtras,
+    cfg: &LaunchConfig,
+) -> Result<(), LaunchError> {
+    if ex.cooperative || cx.explicit_cluster {
+        return run_interleaved(cx, func, cache, ex.cooperative);
     }
     let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut result = Ok(());
@@ -423,7 +456,10 @@ pub fn launch_ex(
             for x in 0..cfg.grid[0] {
                 cx.ctaid = [x, y, z];
                 let fresh = [x, y, z] == [0, 0, 0];
-                if let Err(e) = run_block(&cx, func, &mut scratch, &mut cache, fresh) {
+                if cx.checks & CHECK_RACE != 0 {
+                    race::reset(); // the blocks before have ended: their shadows go
+                }
+                if let Err(e) = run_block(cx, func, &mut scratch, cache, fresh) {
                     result = Err(e);
                     break 'grid;
                 }
@@ -432,120 +468,6 @@ pub fn launch_ex(
     }
     SCRATCH.with(|c| c.set(Some(scratch)));
     result
-}
-
-/// Whether [`launch`] accepts the shape of `cfg` for `kernel`: non-zero dimensions
-/// within the architectural limits, the block within `.maxntid`/`.reqntid`, and the
-/// shared memory (static, aligned, plus dynamic) within what the interpreter
-/// provides. The driver layer calls it before queuing a launch, so that a launch
-/// the interpreter would refuse is refused at once.
-pub fn check_launch(kernel: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
-    check_config(kernel, cfg)?;
-    if kernel.cluster_dims.is_some() {
-        // `.explicitcluster` is checked where the launch's cluster shape is known.
-        check_cluster(kernel, cfg, kernel.cluster_dims)?;
-    }
-    if kernel.local_bytes as usize > MAX_STACK {
-        // The deepest chain of frames known before the launch (recursion aside)
-        // cannot fit: refused now rather than failing, or allocating, at run time.
-        return Err(LaunchError::OutOfResources(format!(
-            "{} bytes of local memory per thread (at most {MAX_STACK})",
-            kernel.local_bytes
-        )));
-    }
-    let shared = u64::from(kernel.dyn_shared_offset) + u64::from(cfg.dynamic_shared_bytes);
-    if shared > MAX_SHARED {
-        return Err(LaunchError::OutOfResources(format!(
-            "{shared} bytes of shared memory per block (at most {MAX_SHARED})"
-        )));
-    }
-    Ok(())
-}
-
-/// The kernel's cluster directives against the launch's cluster shape `cluster`
-/// (the launch's, else `.reqnctapercluster`): `.explicitcluster` needs one, a
-/// `.reqnctapercluster` shape must be the one used, `.maxclusterrank` bounds its
-/// size, and it must divide the grid.
-pub fn check_cluster(
-    k: &Kernel,
-    cfg: &LaunchConfig,
-    cluster: Option<[u32; 3]>,
-) -> Result<(), LaunchError> {
-    let Some(c) = cluster else {
-        if k.explicit_cluster {
-            return Err(LaunchError::InvalidValue(format!(
-                "kernel '{}' is .explicitcluster: the launch needs a cluster shape",
-                k.name
-            )));
-        }
-        return Ok(());
-    };
-    if k.cluster_dims.is_some_and(|r| r != c) {
-        return Err(LaunchError::InvalidValue(format!(
-            "cluster {c:?} differs from the kernel's .reqnctapercluster {:?}",
-            k.cluster_dims
-        )));
-    }
-    let size = wide_product(c);
-    if size > MAX_CLUSTER {
-        return Err(LaunchError::InvalidValue(format!(
-            "cluster of {size} blocks (at most {MAX_CLUSTER})"
-        )));
-    }
-    if k.max_cluster_rank.is_some_and(|m| size > u64::from(m)) {
-        return Err(LaunchError::InvalidValue(format!(
-            "cluster of {size} blocks exceeds the kernel's .maxclusterrank"
-        )));
-    }
-    if c.contains(&0) || (0..3).any(|i| !cfg.grid[i].is_multiple_of(c[i])) {
-        return Err(LaunchError::InvalidValue(format!(
-            "cluster {c:?} does not divide the grid {:?}",
-            cfg.grid
-        )));
-    }
-    Ok(())
-}
-
-fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<(), LaunchError> {
-    let [bx, by, bz] = cfg.block;
-    let [gx, gy, gz] = cfg.grid;
-    if bx == 0 || by == 0 || bz == 0 || gx == 0 || gy == 0 || gz == 0 {
-        return Err(LaunchError::InvalidValue(
-            "grid and block dimensions must be non-zero".into(),
-        ));
-    }
-    if bx > 1024 || by > 1024 || bz > 64 {
-        return Err(LaunchError::InvalidValue(format!(
-            "block {bx}x{by}x{bz} exceeds 1024x1024x64"
-        )));
-    }
-    let threads = u64::from(bx) * u64::from(by) * u64::from(bz);
-    if threads > 1024 {
-        return Err(LaunchError::InvalidValue(format!(
-            "{threads} threads per block (at most 1024)"
-        )));
-    }
-    if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
-        return Err(LaunchError::InvalidValue(format!(
-            "grid {gx}x{gy}x{gz} too large"
-        )));
-    }
-    if let Some(r) = k.reqntid
-        && r != cfg.block
-    {
-        return Err(LaunchError::InvalidValue(format!(
-            "block {bx}x{by}x{bz} differs from .reqntid {}x{}x{}",
-            r[0], r[1], r[2]
-        )));
-    }
-    if let Some(m) = k.max_threads_per_block
-        && threads > u64::from(m)
-    {
-        return Err(LaunchError::OutOfResources(format!(
-            "{threads} threads per block, kernel allows {m}"
-        )));
-    }
-    Ok(())
 }
 
 /// Runs one block to completion.
@@ -581,6 +503,9 @@ fn run_block(
             Step::Stuck => false,
         };
         if release_cluster(&mut cb, live, &mut [&mut s.threads[..]]) {
+            if cx.checks & CHECK_RACE != 0 {
+                race::all_blocks();
+            }
             progress = true;
         }
         if !progress {
@@ -658,7 +583,15 @@ fn step_block(
                     continue;
                 }
                 progress = true;
-                t.status = match run_thread(cx, cache, t, shared, bars, cb, peers)? {
+                let run = run_thread(cx, cache, t, shared, bars, cb, peers);
+                let stop = match run {
+                    Ok(stop) => stop,
+                    Err(e) => {
+                        report_fault(cx, t, shared.len(), &e);
+                        return Err(e);
+                    }
+                };
+                t.status = match stop {
                     Stop::Exit => {
                         *live -= 1;
                         Status::Exited
@@ -828,6 +761,9 @@ fn run_interleaved(
                 let mut threads: Vec<&mut [Thread]> =
                     members.iter_mut().map(|b| &mut b.threads[..]).collect();
                 if release_cluster(cb, live, &mut threads) {
+                    if cx.checks & CHECK_RACE != 0 {
+                        race::all_blocks();
+                    }
                     progress = true;
                 }
             }

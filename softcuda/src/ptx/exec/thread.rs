@@ -175,6 +175,10 @@ pub(super) fn run_thread(
     peers: &mut [Vec<u8>],
 ) -> Result<Stop, LaunchError> {
     let code = cx.code;
+    // initcheck and racecheck, read once here (not per operation). (A second,
+    // check-free instance of this loop measured slower: it is no longer inlined.)
+    let init = cx.checks & CHECK_INIT != 0;
+    let racing = cx.checks & CHECK_RACE != 0;
     let mut budget = YIELD_AFTER;
     let funcs = &cx.prog.funcs;
     let mut pc = t.pc as usize;
@@ -184,10 +188,12 @@ pub(super) fn run_thread(
             t.regs[base + $x as usize]
         };
     }
-    // Where `len` bytes at `addr` of `space` are, for this thread.
+    // Where `len` bytes at `addr` of `space` are, for this thread; on failure the
+    // thread stops at the access (its pc and frame saved: `report_fault` reads the
+    // access from there) with the error.
     macro_rules! locate {
         ($space:expr, $addr:expr, $len:expr) => {
-            locate(
+            match locate(
                 cx,
                 cache,
                 t.stack.len(),
@@ -196,8 +202,19 @@ pub(super) fn run_thread(
                 $space,
                 $addr,
                 $len,
-            )
+            ) {
+                Ok(loc) => loc,
+                Err(e) => fail!(e),
+            }
         };
+    }
+    // Stops with a memory fault at this operation (its position saved).
+    macro_rules! fail {
+        ($e:expr) => {{
+            t.pc = pc as u32;
+            t.reg_base = base as u32;
+            return Err($e);
+        }};
     }
     // Saves the position and stops.
     macro_rules! stop {
@@ -432,7 +449,16 @@ pub(super) fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate!(*space, addr, size * u32::from(*n))?;
+                let loc = locate!(*space, addr, size * u32::from(*n));
+                if init
+                    && let Loc::Host(h) = loc
+                    && !cx.mem.initialized(h, u64::from(size * u32::from(*n)))
+                {
+                    report_uninit(cx, t, pc, addr, size * u32::from(*n));
+                }
+                if racing && let Loc::Shared(o) = loc {
+                    race::access(cx, t, pc, o, size * u32::from(*n), false);
+                }
                 for (k, &x) in d.iter().take(usize::from(*n)).enumerate() {
                     let v = read(cx, loc, &t.stack, shared, peers, k as u32 * size, size);
                     r!(x) = extend(v, *ty, *dbits);
@@ -441,7 +467,13 @@ pub(super) fn run_thread(
             Op::St { space, ty, n, s, a } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate!(*space, addr, size * u32::from(*n))?;
+                let loc = locate!(*space, addr, size * u32::from(*n));
+                if init && let Loc::Host(h) = loc {
+                    cx.mem.written(h, u64::from(size * u32::from(*n)));
+                }
+                if racing && let Loc::Shared(o) = loc {
+                    race::access(cx, t, pc, o, size * u32::from(*n), true);
+                }
                 for (k, &x) in s.iter().take(usize::from(*n)).enumerate() {
                     let v = r!(x);
                     let off = k as u32 * size;
@@ -454,12 +486,10 @@ pub(super) fn run_thread(
                             }
                         }
                         Loc::Local(o) => wr(&mut t.stack, o + off as usize, size, v),
-                        Loc::Param(_) => {
-                            return Err(LaunchError::IllegalAddress {
-                                addr,
-                                len: u64::from(size),
-                            });
-                        }
+                        Loc::Param(_) => fail!(LaunchError::IllegalAddress {
+                            addr,
+                            len: u64::from(size),
+                        }),
                     }
                 }
             }
@@ -474,7 +504,10 @@ pub(super) fn run_thread(
             } => {
                 let addr = addr_value(cx, t, base, a);
                 let size = ty.bytes();
-                let loc = locate!(*space, addr, size)?;
+                let loc = locate!(*space, addr, size);
+                if init && let Loc::Host(h) = loc {
+                    cx.mem.written(h, u64::from(size));
+                }
                 let bv = r!(*b);
                 let cv = if *c == NO_REG { 0 } else { r!(*c) };
                 let old = match loc {
@@ -497,12 +530,10 @@ pub(super) fn run_thread(
                         wr(&mut t.stack, o, size, atom_apply(*op, *ty, old, bv, cv));
                         old
                     }
-                    Loc::Param(_) => {
-                        return Err(LaunchError::IllegalAddress {
-                            addr,
-                            len: u64::from(size),
-                        });
-                    }
+                    Loc::Param(_) => fail!(LaunchError::IllegalAddress {
+                        addr,
+                        len: u64::from(size),
+                    }),
                 };
                 if *d != NO_REG {
                     r!(*d) = old;
@@ -567,7 +598,10 @@ pub(super) fn run_thread(
                 continue;
             }
             &Op::Printf { site } => {
-                let ret = device_printf(cx, cache, t, shared, site)?;
+                let ret = match device_printf(cx, cache, t, shared, site) {
+                    Ok(ret) => ret,
+                    Err(e) => fail!(e),
+                };
                 if let Some(&(roff, rsize)) = cx
                     .prog
                     .calls
@@ -590,7 +624,7 @@ pub(super) fn run_thread(
                 };
                 let (handle, value) = (arg(0, 8), arg(1, 4) as u32);
                 if !cx.mem.set_conditional(handle, value) {
-                    return Err(LaunchError::IllegalAddress {
+                    fail!(LaunchError::IllegalAddress {
                         addr: handle,
                         len: 4,
                     });
@@ -649,7 +683,12 @@ pub(super) fn run_thread(
             | Op::Redux { .. }
             | Op::MatchAny { .. }
             | Op::MatchAll { .. } => stop!(Stop::Warp),
-            Op::Fence => fence(Ordering::SeqCst),
+            Op::Fence => {
+                fence(Ordering::SeqCst);
+                if racing {
+                    race::fence(cx);
+                }
+            }
             &Op::Mapa {
                 d,
                 a,
@@ -660,7 +699,7 @@ pub(super) fn run_thread(
                 let v = r!(a);
                 let off = if generic {
                     if v & WIN_MASK != SHARED_WIN {
-                        return Err(LaunchError::IllegalAddress { addr: v, len: 0 });
+                        fail!(LaunchError::IllegalAddress { addr: v, len: 0 });
                     }
                     v - SHARED_WIN
                 } else {

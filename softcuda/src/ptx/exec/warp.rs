@@ -4,6 +4,98 @@
 
 use super::*;
 
+/// The site of operation `pc` (in the function of thread `t`).
+pub(super) fn site_of<'a>(cx: &Ctx<'a>, t: &Thread, pc: u32) -> Site<'a> {
+    site_at(cx, t.func, pc)
+}
+
+/// The site of operation `pc` of function `func`.
+pub(super) fn site_at<'a>(cx: &Ctx<'a>, func: u32, pc: u32) -> Site<'a> {
+    let func = cx.prog.funcs.get(func as usize);
+    Site {
+        function: func.map_or("?", |f| f.name.as_str()),
+        offset: pc.wrapping_sub(func.map_or(0, |f| f.entry)),
+        line: cx.prog.lines.get(pc as usize).copied().unwrap_or(0),
+        loc: loc_of(cx, pc),
+    }
+}
+
+/// The source file and line of the `.loc` in force at operation `pc`, if any (a
+/// file the module's `.file` directives name).
+pub(super) fn loc_of<'a>(cx: &Ctx<'a>, pc: u32) -> Option<(&'a str, u32)> {
+    let &(file, line) = cx.prog.locs.get(pc as usize)?;
+    let name = cx.prog.files.iter().find(|(n, _)| *n == file)?;
+    Some((name.1.as_str(), line))
+}
+
+/// synccheck at the release of block-wide barrier `id`: every thread of the block
+/// should wait at it, at one instruction.
+#[cold]
+fn check_barrier(cx: &Ctx, threads: &[Thread], id: usize, b: &Bar, live: u32) {
+    let mut waiting = threads
+        .iter()
+        .filter(|t| t.status == Status::Barrier(id as u8));
+    let Some(first) = waiting.next() else {
+        return;
+    };
+    let other = waiting.find(|t| t.pc != first.pc || t.func != first.func);
+    let exited = cx.nthreads.saturating_sub(live);
+    if other.is_none() && exited == 0 {
+        return;
+    }
+    cx.mem.sync_fault(&SyncFault {
+        kernel: &cx.kernel.name,
+        site: site_of(cx, first, first.pc),
+        tid: first.tid,
+        ctaid: cx.ctaid,
+        error: SyncError::DivergentBarrier {
+            barrier: id as u32,
+            waiting: b.waiting,
+            threads: cx.nthreads,
+            exited,
+            other: other.map(|t| site_of(cx, t, t.pc)),
+        },
+    });
+}
+
+/// synccheck when a warp collective fires for the lanes `group` (lane `l` first)
+/// with member mask `mask`: every lane it names should take part.
+#[cold]
+fn check_mask(cx: &Ctx, lanes: &[Thread], l: usize, mask: u32, live: u32) {
+    let exists = if lanes.len() >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes.len()) - 1
+    };
+    let (exited, missing) = (mask & exists & !live, mask & !exists);
+    if exited | missing == 0 {
+        return;
+    }
+    let Some(t) = lanes.get(l) else {
+        return;
+    };
+    let op = match cx.code.get(t.pc as usize).map(|i| &i.op) {
+        Some(Op::Shfl { .. }) => "shfl.sync",
+        Some(Op::Vote { .. }) => "vote.sync",
+        Some(Op::Redux { .. }) => "redux.sync",
+        Some(Op::MatchAny { .. } | Op::MatchAll { .. }) => "match.sync",
+        Some(Op::WarpSync { .. }) => "bar.warp.sync",
+        _ => "a warp-synchronous instruction",
+    };
+    cx.mem.sync_fault(&SyncFault {
+        kernel: &cx.kernel.name,
+        site: site_of(cx, t, t.pc),
+        tid: t.tid,
+        ctaid: cx.ctaid,
+        error: SyncError::BadMask {
+            op,
+            mask,
+            exited,
+            missing,
+        },
+    });
+}
+
 /// Releases every barrier whose arrivals are complete. Returns whether any was.
 pub(super) fn release_barriers(
     cx: &Ctx,
@@ -16,6 +108,12 @@ pub(super) fn release_barriers(
         let b = *bar;
         if b.waiting == 0 || !((b.count > 0 && b.arrived >= b.count) || b.waiting >= live) {
             continue;
+        }
+        if cx.checks & CHECK_SYNC != 0 && b.count == 0 {
+            check_barrier(cx, threads, id, &b, live);
+        }
+        if cx.checks & CHECK_RACE != 0 {
+            race::barrier(cx);
         }
         for t in threads.iter_mut() {
             if t.status != Status::Barrier(id as u8) {
@@ -97,6 +195,9 @@ pub(super) fn fire_warp(cx: &Ctx, lanes: &mut [Thread]) -> bool {
                 if key.1 & live & !same != 0 {
                     continue;
                 }
+                if cx.checks & CHECK_SYNC != 0 && key.1 & !live != 0 {
+                    check_mask(cx, lanes, l, key.1, live);
+                }
                 same
             }
             None => (0..lanes.len())
@@ -104,6 +205,9 @@ pub(super) fn fire_warp(cx: &Ctx, lanes: &mut [Thread]) -> bool {
                 .fold(0u32, |g, k| g | (1 << k)),
         };
         let group = group & !done;
+        if cx.checks & CHECK_RACE != 0 {
+            race::warp(cx, lanes[l].warp);
+        }
         eval_collective(cx, lanes, group);
         done |= group;
     }
