@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
-"""Generate the raw ABI layer and the driver function list from the CUDA 12.9 headers.
+"""Generate the raw ABI layer and the driver function list from the CUDA 12.9 and 13.5 headers.
 
-Reads `cuda.h` and `cudaTypedefs.h` (PyPI `nvidia-cuda-runtime-cu12` 12.9, fetched by
-`scripts/fixtures.sh`) with libclang (`pip install libclang`), and writes:
+Reads `cuda.h` and `cudaTypedefs.h` (PyPI `nvidia-cuda-runtime-cu12` 12.9 and
+`nvidia-cuda-runtime` 13.5, fetched by `scripts/fixtures.sh`) with libclang
+(`pip install libclang`). Every function and ABI version of 12.9 is bound with 12.9's
+types; then every function and ABI version 13.5 adds (new functions, and the new ABIs
+13.0–13.5 gave existing names: `cuCtxSynchronize @ 13000` beside `cuCtxSynchronize_v2000`)
+is bound with the types of the 13.5 header: a type 12.9 declares with the same layout is
+shared, a type whose layout differs in 13.5 (or that refers to one that does) is declared
+again under its C name in `sys::cuda13`, and a type 12.9 lacks joins `sys`; the values
+13.5 adds to 12.9's enums join them. Everything taken from 13.5 is tagged in the manifest
+so that tests/abi.rs checks it against the 13.5 header. Nothing is edited by hand.
+Writes:
 
   src/sys/generated.rs    every handle, typedef, enum, flag set and struct that the
                           driver functions' signatures use (transitively)
@@ -102,11 +111,11 @@ BUILTINS = {
 }
 
 
-def parse():
+def parse(inc=INC12):
     idx = ci.Index.create()
     tu = idx.parse(
         "gen.c",
-        args=["-std=c11", f"-I{INC12}", f"-I{GCC_INC}"],
+        args=["-std=c11", f"-I{inc}", f"-I{GCC_INC}"],
         unsaved_files=[("gen.c", "#include <cudaTypedefs.h>\n")],
         options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
     )
@@ -118,7 +127,7 @@ def parse():
 
 def in_cuda(cursor):
     f = cursor.location.file
-    return f is not None and str(f.name).startswith(str(INC12))
+    return f is not None and str(f.name).startswith((str(INC12), str(INC13)))
 
 
 class Gen:
@@ -141,6 +150,16 @@ class Gen:
         self.out_records = {}  # rust name -> (kind, fields, cursor, c_spelling)
         self.order = []  # emission order of records
         self.enum_tags = set()  # `enum X_enum` tags, aliased to their typedef
+        # The 13.x pass (a second Gen over the 13.x header): names the 12.9 pass declared
+        # with the same layout (not declared again), and names whose layout differs
+        # (declared again, from the 13.x header, in `sys::cuda13`).
+        self.shared = set()
+        self.divergent = set()
+
+    def q(self, name):
+        """How the Rust code spells `name`: a 13.x layout that differs from 12.9 lives in
+        `sys::cuda13`."""
+        return f"cuda13::{name}" if name in self.divergent else name
 
     # ---- types ----------------------------------------------------------
     def rust_type(self, t, in_param=False):
@@ -160,11 +179,11 @@ class Gen:
         if k == ci.TypeKind.INCOMPLETEARRAY:
             return f"*mut {self.rust_type(t.element_type)}"
         if k == ci.TypeKind.TYPEDEF:
-            return self.typedef(t.get_declaration())
+            return self.q(self.typedef(t.get_declaration()))
         if k == ci.TypeKind.RECORD:
-            return self.record(t.get_declaration())
+            return self.q(self.record(t.get_declaration()))
         if k == ci.TypeKind.ENUM:
-            return self.enum(t.get_declaration())
+            return self.q(self.enum(t.get_declaration()))
         raise SystemExit(f"unhandled type {t.spelling} ({k})")
 
     def fn_type(self, proto):
@@ -179,6 +198,8 @@ class Gen:
             if name in SYSTEM_TYPEDEFS:
                 return SYSTEM_TYPEDEFS[name]
             raise SystemExit(f"system typedef {name}")
+        if name in self.shared:
+            return name
         if name in self.out_typedefs or name in self.out_handles or name in self.out_enums:
             return name
         u = cur.underlying_typedef_type
@@ -210,7 +231,7 @@ class Gen:
     def enum(self, decl, rename=None):
         tag = decl.spelling
         name = rename or tag
-        if name in self.out_enums:
+        if name in self.out_enums or name in self.shared:
             return name
         repr_ = BUILTINS[decl.enum_type.kind]
         vals = [(c.spelling, c.enum_value) for c in decl.get_children()
@@ -224,12 +245,16 @@ class Gen:
             if defn is None:
                 # incomplete type used by value/pointer without handle typedef
                 name = rename or decl.spelling
+                if name in self.shared:
+                    return name
                 self.out_handles.setdefault(name, None)
                 return name
             decl = defn
         name = anon_name or (decl.spelling if decl.spelling and not decl.is_anonymous() else rename)
         if not name:
             raise SystemExit(f"nameless record at {decl.location}")
+        if anon_name is None and name in self.shared:
+            return name
         if name in self.out_records:
             return name
         if decl.spelling and rename and decl.spelling != rename:
@@ -291,14 +316,16 @@ def rust_ident(name):
     return f"{name}_" if name in RUST_KEYWORDS else name
 
 
-def collect_functions(g):
-    funcs = {}  # base -> {version: [(pname, rtype, ctype)]}
+def collect_functions(g, have=None):
+    """Every `PFN_<name>_v<version>` of g's cudaTypedefs.h; with `have` (the 12.9 lines),
+    only the lines `have` lacks (the 13.x additions)."""
+    funcs = {}  # base -> {version: [(pname, rtype)]}
     for name, cur in g.typedefs.items():
         m = re.fullmatch(r"PFN_(cu\w+?)_v(\d+)", name)
         if not m or not str(cur.location.file.name).endswith("cudaTypedefs.h"):
             continue
         base, ver = m.group(1), int(m.group(2))
-        if base.startswith(EXCLUDED_PREFIXES):
+        if base.startswith(EXCLUDED_PREFIXES) or (have is not None and ver in have.get(base, {})):
             continue
         proto = cur.underlying_typedef_type.get_pointee()
         params = [c for c in cur.get_children() if c.kind == ci.CursorKind.PARM_DECL]
@@ -306,8 +333,9 @@ def collect_functions(g):
         for i, (p, t) in enumerate(zip(params, proto.argument_types())):
             args.append((rust_ident(p.spelling or f"arg{i}"), g.rust_type(t, in_param=True)))
         funcs.setdefault(base, {})[ver] = args
-    for base, ver, args in EXTRA_FUNCTIONS:
-        funcs.setdefault(base, {})[ver] = args
+    if have is None:
+        for base, ver, args in EXTRA_FUNCTIONS:
+            funcs.setdefault(base, {})[ver] = args
     # Per-thread-default-stream variants: same ABI, registered from CUDA 7.0 on.
     ptds = {}
     for name, cur in g.typedefs.items():
@@ -318,10 +346,65 @@ def collect_functions(g):
         types = [g.rust_type(t) for t in cur.underlying_typedef_type.get_pointee().argument_types()]
         for line_ver, args in funcs[base].items():
             if [t for _, t in args] == types and line_ver != ver:
-                field = base if line_ver == max(funcs[base]) else f"{base}_v{line_ver}"
-                ptds[field] = ver
+                ptds[(base, line_ver)] = ver
     g.ptds = ptds
     return funcs
+
+
+def layout_sigs(tu):
+    """name -> (layout signature, names it refers to) for every struct, union and typedef of
+    a header: size, alignment, and each field's name, offset and type, anonymous members
+    inline, named ones by name."""
+    def ref(t):
+        t = t.get_canonical()
+        if t.kind == ci.TypeKind.POINTER:
+            return ("*",) + ref(t.get_pointee())
+        if t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            return ("[]", getattr(t, "element_count", 0)) + ref(t.element_type)
+        if t.kind == ci.TypeKind.RECORD:
+            d = t.get_declaration()
+            if d.is_anonymous() or not d.spelling:
+                return (body(d),)
+            deps.add(d.spelling)
+            return ("rec", d.spelling)
+        if t.kind == ci.TypeKind.FUNCTIONPROTO:
+            return ("fn",) + tuple(ref(a) for a in t.argument_types()) + ref(t.get_result())
+        return (t.kind.name, t.get_size())
+
+    def body(d):
+        fields = []
+        for c in d.get_children():
+            if c.kind == ci.CursorKind.FIELD_DECL:
+                fields.append((c.spelling, c.get_field_offsetof(), ref(c.type)))
+            elif c.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and c.is_anonymous():
+                fields.append(("", 0, (body(c),)))
+        return (d.kind.name, d.type.get_size(), d.type.get_align(), tuple(fields))
+
+    out = {}
+    for c in tu.cursor.get_children():
+        deps = set()
+        if c.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and c.spelling \
+                and not c.is_anonymous() and c.is_definition():
+            out[c.spelling] = (body(c), deps)
+        elif c.kind == ci.CursorKind.TYPEDEF_DECL:
+            out[c.spelling] = (ref(c.underlying_typedef_type), deps)
+    return out
+
+
+def divergent_names(tu12, tu13):
+    """Names both headers declare whose layout differs, or that refer (by value or by
+    pointer) to one that does."""
+    a, b = layout_sigs(tu12), layout_sigs(tu13)
+    both = set(a) & set(b)
+    div = {n for n in both if a[n][0] != b[n][0]}
+    grew = True
+    while grew:
+        grew = False
+        for n in both - div:
+            if b[n][1] & div:
+                div.add(n)
+                grew = True
+    return div
 
 
 def c_define_values(names):
@@ -356,26 +439,65 @@ def lit(v, repr_):
     return hex(v) if v > 9 else str(v)
 
 
-def emit(g, funcs, defines):
+def in_mod13(g13, name):
+    """Whether a 13.x pass's item lives in `sys::cuda13` (a layout that differs from 12.9,
+    or a member of one)."""
+    return name in g13.divergent or name.split("__")[0] in g13.divergent
+
+
+def emit_typedef(w, gg, name, line):
+    cur = gg.typedefs.get(name)
+    doc = first_sentence(doc_of(cur)) if cur is not None else ""
+    w(f"#[doc = {rs_str(doc or f'C typedef `{name}`.')}] {line}")
+
+
+def emit_record(w, gg, name):
+    kind, fields, decl, c_spelling, align = gg.out_records[name]
+    natural = max([f[3].type.get_align() for f in fields] + [1])
+    has_union = record_has_union(gg, name)
+    attrs = ["#[repr(C" + (f", align({align})" if align > natural else "") + ")]"]
+    attrs.append("#[derive(Clone, Copy" + (", Debug" if not has_union else "") + ")]")
+    doc = first_sentence(doc_of(decl)) or f"C {kind} `{c_spelling or name}`."
+    w(f"#[doc = {rs_str(doc)}]")
+    w(" ".join(attrs))
+    w(f"pub {kind} {name} {{")
+    for rname, rty, c_path, ch in fields:
+        fdoc = first_sentence(doc_of(ch)) if c_path else "Anonymous member: C names its fields directly."
+        d = f"#[doc = {rs_str(fdoc)}] " if fdoc else f"#[doc = \"`{ch.spelling or rname}`\"] "
+        w(f"    {d}pub {rname}: {rty},")
+    w("}")
+
+
+def emit_layout_asserts(w, gg, names):
+    for name in names:
+        decl = gg.out_records[name][2]
+        w(f"static_assertions::const_assert_eq!(core::mem::size_of::<{name}>(), {decl.type.get_size()});")
+        w(f"static_assertions::const_assert_eq!(core::mem::align_of::<{name}>(), {decl.type.get_align()});")
+
+
+def emit(g, g13, funcs, defines):
     o = []
     w = o.append
-    w("// Generated by scripts/gen_sys.py from the CUDA 12.9 cuda.h. Do not edit; regenerate.")
+    w("// Generated by scripts/gen_sys.py from the CUDA 12.9 cuda.h, and from the 13.5 cuda.h for")
+    w("// what the 13.x functions add. Do not edit; regenerate.")
     w("#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::all)]")
     w("use core::ffi::{c_char, c_int, c_longlong, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};")
     w("#[allow(unused_imports)] use core::ffi::{c_long, c_ulong, c_schar, c_short};")
     w("use super::macros::{c_enum, c_flags, c_handle, zeroed_default};")
     w("")
     w("// ---- handles ----")
-    for name, tag in sorted(g.out_handles.items()):
+    handles = {**g.out_handles, **g13.out_handles}
+    for name, tag in sorted(handles.items()):
         w(f"c_handle!({name}, \"{tag or name}\");")
     w("")
     w("// ---- typedefs ----")
-    for name, line in sorted(g.out_typedefs.items()):
-        doc = first_sentence(doc_of(g.typedefs[name])) if name in g.typedefs else ""
-        w(f"#[doc = {rs_str(doc or f'C typedef `{name}`.')}] {line}")
+    tds = [(n, l, g) for n, l in g.out_typedefs.items()]
+    tds += [(n, l, g13) for n, l in g13.out_typedefs.items() if not in_mod13(g13, n)]
+    for name, line, gg in sorted(tds, key=lambda x: x[0]):
+        emit_typedef(w, gg, name, line)
     w("")
     w("// ---- enums ----")
-    for name, (repr_, vals, decl) in sorted(g.out_enums.items()):
+    for name, (repr_, vals, decl) in sorted({**g.out_enums, **g13.out_enums}.items()):
         macro = "c_flags" if name in FLAG_ENUMS else "c_enum"
         doc = first_sentence(doc_of(decl)) or f"C enum `{name}`."
         w(f"{macro}! {{ #[doc = {rs_str(doc)}] {ENUM_ATTRS.get(name, '')}{name}: {repr_} {{")
@@ -401,28 +523,33 @@ def emit(g, funcs, defines):
             w(f"#[doc = \"`{n}` of cuda.h.\"] pub const {n}: {ty} = {defines[n]} as {ty};")
     w("")
     w("// ---- structs and unions ----")
+    top13 = [n for n in g13.order if not in_mod13(g13, n)]
     for name in g.order:
-        kind, fields, decl, c_spelling, align = g.out_records[name]
-        natural = max([f[3].type.get_align() for f in fields] + [1])
-        has_union = record_has_union(g, name)
-        attrs = ["#[repr(C" + (f", align({align})" if align > natural else "") + ")]"]
-        attrs.append("#[derive(Clone, Copy" + (", Debug" if not has_union else "") + ")]")
-        doc = first_sentence(doc_of(decl)) or f"C {kind} `{c_spelling or name}`."
-        w(f"#[doc = {rs_str(doc)}]")
-        w(" ".join(attrs))
-        w(f"pub {kind} {name} {{")
-        for rname, rty, c_path, ch in fields:
-            fdoc = first_sentence(doc_of(ch)) if c_path else "Anonymous member: C names its fields directly."
-            d = f"#[doc = {rs_str(fdoc)}] " if fdoc else f"#[doc = \"`{ch.spelling or rname}`\"] "
-            w(f"    {d}pub {rname}: {rty},")
-        w("}")
-    w("zeroed_default!(" + ", ".join(g.order) + ");")
+        emit_record(w, g, name)
+    for name in top13:
+        emit_record(w, g13, name)
+    w("zeroed_default!(" + ", ".join(g.order + top13) + ");")
     w("")
     w("// ---- layouts (x86_64 and aarch64 Linux, Windows: the LP64/LLP64 ABIs agree here) ----")
-    for name in g.order:
-        decl = g.out_records[name][2]
-        w(f"static_assertions::const_assert_eq!(core::mem::size_of::<{name}>(), {decl.type.get_size()});")
-        w(f"static_assertions::const_assert_eq!(core::mem::align_of::<{name}>(), {decl.type.get_align()});")
+    emit_layout_asserts(w, g, g.order)
+    emit_layout_asserts(w, g13, top13)
+    w("")
+    w("/// The CUDA 13.x layouts of the types whose 12.9 layout differs (a member added,")
+    w("/// a size or alignment changed), or that refer to one that does, under their C names.")
+    w("/// The lines of the 13.x ABIs use these; every 12.x line keeps the 12.9 types above.")
+    w("pub mod cuda13 {")
+    w("    #[allow(unused_imports)] use super::*;")
+    w("    #[allow(unused_imports)] use core::ffi::{c_char, c_int, c_longlong, c_uchar, c_uint, c_ulonglong, c_ushort, c_void};")
+    w("    use super::super::macros::zeroed_default;")
+    mod_recs = [n for n in g13.order if in_mod13(g13, n)]
+    for name, line in sorted(g13.out_typedefs.items()):
+        if in_mod13(g13, name):
+            emit_typedef(w, g13, name, line)
+    for name in mod_recs:
+        emit_record(w, g13, name)
+    w("    zeroed_default!(" + ", ".join(mod_recs) + ");")
+    emit_layout_asserts(w, g13, mod_recs)
+    w("}")
     (ROOT / "src/sys/generated.rs").write_text("\n".join(o) + "\n")
 
 
@@ -457,7 +584,7 @@ def leaf_paths(g, name, rust_prefix, c_prefix):
             yield from leaf_paths(g, rty, rp + ".", (cp + ".") if cp else "")
 
 
-def emit_manifest(g, defines):
+def emit_manifest(g, g13, defines):
     o = []
     w = o.append
     w("// Generated by scripts/gen_sys.py. Do not edit; regenerate.")
@@ -470,11 +597,14 @@ def emit_manifest(g, defines):
     w("/// Every constant: (C name, header it first appears in, value).")
     w("pub fn constants() -> Vec<Constant> {")
     w("    vec![")
-    for name, (repr_, vals, decl) in sorted(g.out_enums.items()):
+    for name, (repr_, vals, decl) in sorted({**g.out_enums, **g13.out_enums}.items()):
         getter = ".bits()" if name in FLAG_ENUMS else ".0"
         for cname, v in vals:
-            ctor = "cuda13" if cname in g.extra13 else "new"
-            w(f"        Constant::{ctor}(\"{cname}\", {name}::{cname}{getter} as i128),")
+            ctor = "cuda13" if cname in g.extra13 or name in g13.out_enums else "new"
+            # A negative C value kept in an unsigned newtype (13.x added `-1` and `1 << 31`
+            # to enums 12.9 made unsigned): the same 32 bits, compared as C's int.
+            conv = " as i32" if v < 0 and repr_.startswith("c_u") else ""
+            w(f"        Constant::{ctor}(\"{cname}\", {name}::{cname}{getter}{conv} as i128),")
     for tname, prefix in DEFINE_FLAGS.items():
         for n in defines:
             if n.startswith(prefix):
@@ -509,6 +639,31 @@ def emit_manifest(g, defines):
         w("        ] },")
     w("    ]")
     w("}")
+    w("")
+    w("/// What the 13.x functions add (checked against the 13.x header): handles, typedefs and")
+    w("/// enums as (C name, size, align), `sys::cuda13`'s under their C names.")
+    w("pub fn types13() -> Vec<(&'static str, usize, usize)> {")
+    w("    vec![")
+    for name in sorted(set(g13.out_handles) | set(g13.out_typedefs) | set(g13.out_enums)):
+        c_name = f"enum {name}" if name in g13.enum_tags else name
+        w(f"        (\"{c_name}\", size_of::<{g13.q(name)}>(), align_of::<{g13.q(name)}>()),")
+    w("    ]")
+    w("}")
+    w("")
+    w("/// The structs and unions the 13.x functions add, and `sys::cuda13`'s 13.x layouts.")
+    w("pub fn structs13() -> Vec<StructLayout> {")
+    w("    vec![")
+    for name in g13.order:
+        kind, fields, decl, c_spelling, align = g13.out_records[name]
+        if c_spelling is None:
+            continue
+        rn = g13.q(name)
+        w(f"        StructLayout {{ c_name: \"{c_spelling}\", size: size_of::<{rn}>(), align: align_of::<{rn}>(), fields: vec![")
+        for rp, cp in leaf_paths(g13, name, "", ""):
+            w(f"            field!({rn}, \"{cp}\", {rp}),")
+        w("        ] },")
+    w("    ]")
+    w("}")
     (ROOT / "src/sys/manifest.rs").write_text("\n".join(o) + "\n")
 
 
@@ -519,10 +674,11 @@ def emit_table(g, funcs):
     w("//")
     w("// `name @ version (params);` -- `version` is the CUDA version whose ABI the signature")
     w("// matches: cudaTypedefs.h spells it `PFN_<name>_v<version>`. The unsuffixed field is the")
-    w("// newest ABI of the 12.9 header; an older ABI still worth calling on older drivers is a")
+    w("// newest ABI of the 12.9 and 13.5 headers; an older ABI still worth calling on older drivers is a")
     w("// line of its own, its field suffixed `_v<version>` (the driver symbol is the base name).")
-    w("// Generated first by scripts/gen_sys.py; tests/abi.rs checks every line against")
-    w("// cudaTypedefs.h.")
+    w("// Generated by scripts/gen_sys.py; tests/abi.rs checks every line against cudaTypedefs.h")
+    w("// (12.9's lines against 12.9's, the lines 13.x adds against 13.5's, whose types that")
+    w("// differ from 12.9's are `sys::cuda13`'s).")
     w("#![allow(non_snake_case)] // the C parameter names")
     w("#[allow(unused_imports)] use core::ffi::{c_char, c_int, c_uint, c_void, c_ulonglong, c_longlong, c_uchar, c_ushort};")
     w("use crate::sys::*;")
@@ -540,22 +696,24 @@ def emit_table(g, funcs):
     w("/// Lines whose per-thread-default-stream variant (`_ptsz`/`_ptds`, same ABI) the driver")
     w("/// registers under a later version than the line's: (field, version to ask for).")
     w("pub(crate) const PER_THREAD_VERSIONS: &[(&str, u32)] = &[")
-    for field, ver in sorted(g.ptds.items()):
+    fields = [(base if line_ver == max(funcs[base]) else f"{base}_v{line_ver}", ver)
+              for (base, line_ver), ver in g.ptds.items()]
+    for field, ver in sorted(fields):
         w(f'    ("{field}", {ver}),')
     w("];")
     w("")
     w("/// Exported symbol of each function whose cuda.h name carries a suffix, for drivers")
-    w("/// without cuGetProcAddress (older than 11.3). Only functions with one line are")
-    w("/// resolved that way.")
+    w("/// without cuGetProcAddress (older than 11.3), read from cuda.h's `#define`s, the")
+    w("/// `__CUDA_API_PTDS(...)`/`__CUDA_API_PTSZ(...)` ones included: the newest line's.")
     w("pub(crate) const DLSYM_SYMBOLS: &[(&str, &str)] = &[")
     head = (INC12 / "cuda.h").read_text().split("#if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM)")[0]
-    for base, sym in sorted(re.findall(r"^#define (cu\w+)\s+(cu\w+_v\d+)\s*$", head, re.M)):
+    for base, sym in sorted(re.findall(r"^#define (cu\w+)\s+(?:__CUDA_API_PT(?:DS|SZ)\()?(cu\w+_v\d+)\)?\s*$", head, re.M)):
         if sym.startswith(base + "_v") and base in funcs and len(funcs[base]) == 1:
             w(f'    ("{base}", "{sym}"),')
     w("];")
     (ROOT / "src/table/list.rs").write_text("\n".join(o) + "\n")
     # softcuda's cuGetProcAddress needs every ABI version of every function.
-    a = ["// Generated by scripts/gen_sys.py from cudaTypedefs.h 12.9. Do not edit; regenerate.",
+    a = ["// Generated by scripts/gen_sys.py from cudaTypedefs.h 12.9 and 13.5. Do not edit; regenerate.",
          "//! Every ABI version of every driver function (`PFN_<name>_v<version>`), sorted by",
          "//! name, so that `cuGetProcAddress` can tell which ABI a requested version means.", "",
          "/// (name, ABI versions ascending).",
@@ -590,7 +748,7 @@ def emit_messages(g):
     # The 13.x-only codes join CUresult so that every code has a name.
     for n, v, k, _ in extra:
         vals12.append((n, v))
-    g.extra13 = {n for n, *_ in extra}
+    g.extra13 = {n for n, *_ in extra}  # enum_values_13 adds the other enums' 13.x values
     o = ["// Generated by scripts/gen_sys.py. Do not edit; regenerate.",
          "// The message of every CUresult. `driver` lines are what the 535 driver's",
          "// cuGetErrorString returns (tests/real_driver.rs checks them); `ours` lines are",
@@ -641,7 +799,7 @@ def emit_softcuda_stubs(g):
     CUDA_ERROR_NOT_SUPPORTED, so that any C program compiled against cuda.h links."""
     api = ROOT / "softcuda/src/api"
     implemented = set()
-    for f in api.glob("*.rs"):
+    for f in api.rglob("*.rs"):
         text = f.read_text()
         implemented |= set(re.findall(r'pub unsafe extern "C" fn (\w+)', text))
         implemented |= set(re.findall(r"^\s+(cu\w+) \"cu\w+\" \(", text, re.M))
@@ -680,11 +838,10 @@ def emit_softcuda_stubs(g):
     return len(symbols)
 
 
-def main():
-    tu = parse()
-    g = Gen(tu)
-    funcs = collect_functions(g)
-    # Every handle and enum of the header is bound, not only those the table uses.
+def bind_header_types(g):
+    """Every handle and enum of the header is bound, not only those the table uses; and
+    every other cuda.h typedef naming a record the crate declares (CUDA_MEMCPY2D for
+    CUDA_MEMCPY2D_v2, ...), so the C spellings all exist."""
     for name, cur in list(g.typedefs.items()):
         if in_cuda(cur) and str(cur.location.file.name).endswith("/cuda.h"):
             u = cur.underlying_typedef_type
@@ -693,8 +850,6 @@ def main():
                     base.kind == ci.TypeKind.POINTER and name not in ("CUdeviceptr",)
                     and base.get_pointee().kind in (ci.TypeKind.ELABORATED, ci.TypeKind.RECORD)):
                 g.typedef(cur)
-    # Every other cuda.h typedef naming a record the crate declares (CUDA_MEMCPY2D for
-    # CUDA_MEMCPY2D_v2, ...), so the C spellings all exist.
     for name, cur in list(g.typedefs.items()):
         if in_cuda(cur) and name not in g.out_typedefs and name not in g.out_records:
             u = cur.underlying_typedef_type
@@ -703,14 +858,55 @@ def main():
                 g.typedef(cur)
             elif base.kind == ci.TypeKind.RECORD and base.get_declaration().spelling in g.out_records:
                 g.typedef(cur)
+
+
+def enum_values_13(g, g13):
+    """The enumerators the 13.x header adds to enums 12.9 has (checked against 13.x)."""
+    decls13 = {}
+    for name, cur in g13.typedefs.items():
+        u = cur.underlying_typedef_type.get_canonical()
+        if u.kind == ci.TypeKind.ENUM:
+            decls13[name] = u.get_declaration()
+    decls13.update(g13.enums)
+    for name, (repr_, vals, decl) in g.out_enums.items():
+        d13 = decls13.get(name)
+        if d13 is None:
+            continue
+        have = {n for n, _ in vals}
+        for c in d13.get_children():
+            if c.kind == ci.CursorKind.ENUM_CONSTANT_DECL and c.spelling not in have:
+                vals.append((c.spelling, c.enum_value))
+                g.extra13.add(c.spelling)
+
+
+def main():
+    tu = parse()
+    g = Gen(tu)
+    funcs = collect_functions(g)
+    bind_header_types(g)
+    # The 13.x pass: the functions and ABIs 12.9 lacks, with the types they use. A type
+    # 12.9 declares with the same layout is 12.9's; one whose layout differs is declared
+    # again from 13.5 in `sys::cuda13` (the 12.x lines keep 12.9's); a new one joins `sys`.
+    tu13 = parse(INC13)
+    g13 = Gen(tu13)
+    declared = set(g.out_typedefs) | set(g.out_handles) | set(g.out_enums) | set(g.out_records)
+    g13.divergent = divergent_names(tu, tu13) & declared
+    g13.shared = declared - g13.divergent
+    funcs13 = collect_functions(g13, have=funcs)
+    bind_header_types(g13)
+    n12 = len(funcs)
+    for base, vers in funcs13.items():
+        funcs.setdefault(base, {}).update(vers)
+    g.ptds.update(g13.ptds)
     names = list(DEFINE_INTS) + list(DEFINE_PTRS)
     src = (INC12 / "cuda.h").read_text()
     for prefix in DEFINE_FLAGS.values():
         names += [n for n in re.findall(r"^#define (\w+)\s", src, re.M) if n.startswith(prefix)]
     defines = c_define_values(list(dict.fromkeys(names)))
     extra = emit_messages(g)
-    emit(g, funcs, defines)
-    emit_manifest(g, defines)
+    enum_values_13(g, g13)
+    emit(g, g13, funcs, defines)
+    emit_manifest(g, g13, defines)
     emit_table(g, funcs)
     n_stubs = emit_softcuda_stubs(g)
     subprocess.run(["rustfmt", "--edition", "2024", str(ROOT / "src/sys/generated.rs"),
@@ -718,6 +914,10 @@ def main():
                     str(ROOT / "src/error/messages.rs"), str(ROOT / "softcuda/src/result_codes.rs"),
                     str(ROOT / "softcuda/src/abi_versions.rs")], check=True)
     n_lines = sum(len(v) for v in funcs.values())
+    print(f"{n12} functions of 12.9 and {len(funcs) - n12} of 13.x only; "
+          f"{sum(len(v) for v in funcs13.values())} lines of 13.x ABIs; "
+          f"13.x types: {len(g13.out_records)} records ({sum(in_mod13(g13, n) for n in g13.out_records)} in sys::cuda13), "
+          f"{len(g13.out_enums)} enums, {len(g13.out_handles)} handles")
     print(f"{len(funcs)} functions, {n_lines} table lines, {len(g.out_records)} records, "
           f"{len(g.out_enums)} enums, {len(g.out_handles)} handles, {n_stubs} softcuda stubs; "
           f"13.x-only codes: {[e[0] for e in extra]}")

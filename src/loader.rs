@@ -44,6 +44,7 @@ pub struct DriverOptions {
     path: Option<PathBuf>,
     per_thread_default_stream: bool,
     software: bool,
+    auto: bool,
 }
 
 impl DriverOptions {
@@ -53,7 +54,8 @@ impl DriverOptions {
     }
 
     /// What the environment asks for: `OXICUDA_DRIVER_PATH` (an explicit library) and
-    /// `OXICUDA_DRIVER` (`system`, the default; any other value is an error here).
+    /// `OXICUDA_DRIVER` (`system`, the default; with the `soft` feature `soft`, or
+    /// `auto`: `DriverOptions::auto()`; any other value is an error here).
     pub fn from_env() -> Result<Self, LoadError> {
         let mut options = Self::new();
         if let Some(choice) = std::env::var_os(ENV_DRIVER) {
@@ -61,7 +63,8 @@ impl DriverOptions {
             match value.as_str() {
                 "" | "system" => {}
                 "soft" if cfg!(feature = "soft") => options.software = true,
-                "soft" => {
+                "auto" if cfg!(feature = "soft") => options.auto = true,
+                "soft" | "auto" => {
                     return Err(LoadError::Environment {
                         variable: ENV_DRIVER,
                         value,
@@ -72,16 +75,16 @@ impl DriverOptions {
                     return Err(LoadError::Environment {
                         variable: ENV_DRIVER,
                         value,
-                        reason: "expected `system` or `soft`",
+                        reason: "expected `system`, `soft` or `auto`",
                     });
                 }
             }
         }
         if let Some(path) = std::env::var_os(ENV_DRIVER_PATH).filter(|p| !p.is_empty()) {
-            if options.software {
+            if options.software || options.auto {
                 return Err(LoadError::Environment {
                     variable: ENV_DRIVER,
-                    value: "soft".into(),
+                    value: if options.auto { "auto" } else { "soft" }.into(),
                     reason: "conflicts with OXICUDA_DRIVER_PATH: choose one driver",
                 });
             }
@@ -95,6 +98,21 @@ impl DriverOptions {
     pub fn software() -> Self {
         Self {
             software: true,
+            ..Self::default()
+        }
+    }
+
+    /// The GPU if there is one, else softcuda (the `soft` feature): loading searches
+    /// for the system driver as [`new`](DriverOptions::new) does and calls `cuInit`;
+    /// when no driver library is found or the driver finds no device, softcuda is
+    /// loaded in-process instead ([`Driver::is_software`] tells which). Any other
+    /// failure of the system driver is kept and returned by [`Driver::init`], never
+    /// hidden behind a fall-back. `OXICUDA_DRIVER=auto` asks for it from the
+    /// environment.
+    #[cfg(feature = "soft")]
+    pub fn auto() -> Self {
+        Self {
+            auto: true,
             ..Self::default()
         }
     }
@@ -147,6 +165,8 @@ pub struct Driver {
     options: DriverOptions,
     path: Option<String>,
     init: OnceLock<CUresult>,
+    /// Whether this is softcuda, in-process.
+    software: bool,
     // Declared last so that it is dropped last: the table points into it.
     _library: Option<libloading::Library>,
 }
@@ -164,12 +184,17 @@ impl std::fmt::Debug for Driver {
 
 impl Driver {
     /// Opens the driver library that `options` names, resolves the table and asks the
-    /// driver's version. Does not call `cuInit` (see [`Driver::init`]).
+    /// driver's version. Does not call `cuInit` (see [`Driver::init`]), except with
+    /// `DriverOptions::auto()`, which must ask the system driver whether it has a device.
     pub fn load(options: &DriverOptions) -> Result<Self, LoadError> {
         // Loading asks the driver its version and its entry points: driver calls,
         // which CUDA forbids inside a host callback (the table refuses every other).
         if crate::activity::in_host_callback() {
             return Err(LoadError::InHostCallback);
+        }
+        #[cfg(feature = "soft")]
+        if options.auto {
+            return Self::load_auto(options);
         }
         #[cfg(feature = "soft")]
         if options.software {
@@ -182,7 +207,9 @@ impl Driver {
                 )
             };
             // SAFETY: as above.
-            return unsafe { Self::from_proc_address(get, options) };
+            let mut d = unsafe { Self::from_proc_address(get, options) }?;
+            d.software = true;
+            return Ok(d);
         }
         let candidates: Vec<PathBuf> = match &options.path {
             Some(path) => vec![path.clone()],
@@ -263,6 +290,7 @@ impl Driver {
             options: options.clone(),
             path: Some(path),
             init: OnceLock::new(),
+            software: false,
             _library: Some(library),
         })
     }
@@ -312,8 +340,61 @@ impl Driver {
             options: options.clone(),
             path: None,
             init: OnceLock::new(),
+            software: false,
             _library: None,
         })
+    }
+
+    /// [`DriverOptions::auto`]: the system driver if it loads and finds a device,
+    /// else softcuda; the driver keeps `options` (so that [`driver_with`] compares
+    /// equal).
+    #[cfg(feature = "soft")]
+    fn load_auto(options: &DriverOptions) -> Result<Self, LoadError> {
+        let system = DriverOptions {
+            auto: false,
+            ..options.clone()
+        };
+        match Self::load(&system) {
+            Ok(d) => match d.init() {
+                Err(e) if e.is_no_device() => {
+                    tracing::info!(error = %e, "no device: softcuda instead");
+                    // A driver that ran `cuInit` may have left threads, keys or
+                    // handlers pointing into its code: never `dlclose` it. This one
+                    // driver (its table and library handle) is kept for the process.
+                    core::mem::forget(d);
+                }
+                // A device, or a failure that is not "no device": the system driver,
+                // whose `init` keeps the answer.
+                _ => {
+                    return Ok(Self {
+                        options: options.clone(),
+                        ..d
+                    });
+                }
+            },
+            // An explicit path is the only library tried, or reported: never replaced.
+            Err(e @ LoadError::LibraryNotFound { .. }) if options.path.is_none() => {
+                tracing::info!(error = %e, "no driver library: softcuda instead");
+            }
+            Err(e) => return Err(e),
+        }
+        let soft = DriverOptions {
+            software: true,
+            auto: false,
+            ..options.clone()
+        };
+        let d = Self::load(&soft)?;
+        Ok(Self {
+            options: options.clone(),
+            ..d
+        })
+    }
+
+    /// Whether this is softcuda, the software driver, loaded in-process
+    /// (`DriverOptions::software()`, or `DriverOptions::auto()` without a GPU).
+    #[inline]
+    pub fn is_software(&self) -> bool {
+        self.software
     }
 
     /// Calls `cuInit(0)` (once; later calls return the first answer). On a machine
@@ -464,29 +545,44 @@ fn lookup_v2(
     })
 }
 
+/// Exported symbols of older ABIs that are not their base name, for drivers without
+/// `cuGetProcAddress` (cuda.h 12.9 names only the newest). Every other older ABI such
+/// a driver has is exported under the base name (checked against the 390, 418 and 450
+/// branches' exports by tests/driver_matrix.rs).
+const DLSYM_OLDER_ABIS: &[(&str, &str)] = &[("cuCtxCreate_v3020", "cuCtxCreate_v2")];
+
 fn resolve_dlsym(library: &libloading::Library, version: DriverVersion) -> DriverTable {
-    let symbol = |name: *const c_char, _| -> Result<*mut c_void, core::convert::Infallible> {
-        // SAFETY: `lookup_entry` passes a NUL-terminated name it built.
-        let base = unsafe { CStr::from_ptr(name) }.to_str().unwrap_or_default();
-        // Without cuGetProcAddress a symbol's ABI cannot be chosen: only functions with
-        // one ABI in the list are resolved, under the name cuda.h exports them as.
-        if ENTRIES.iter().filter(|e| e.base_name() == base).count() != 1 {
-            return Ok(core::ptr::null_mut());
-        }
-        let symbol = DLSYM_SYMBOLS
+    DriverTable::eager(|entry| {
+        // Without cuGetProcAddress a symbol's ABI cannot be asked for: a function is
+        // resolved only at the one ABI of its lines the driver can have — the newest
+        // no newer than the driver — under the name that ABI is exported as.
+        let base = entry.base_name();
+        let newest_known = ENTRIES
             .iter()
-            .find(|(b, _)| *b == base)
-            .map_or(base, |(_, s)| *s);
+            .filter(|e| e.base_name() == base && e.version <= version.raw())
+            .map(|e| e.version)
+            .max();
+        if newest_known != Some(entry.version) {
+            return core::ptr::null_mut();
+        }
+        // cuda.h's suffixed name (`cuMemAlloc_v2`) is the newest line's.
+        let newest_line = ENTRIES
+            .iter()
+            .filter(|e| e.base_name() == base)
+            .all(|e| e.version <= entry.version);
+        let renamed = match newest_line {
+            true => DLSYM_SYMBOLS.iter().find(|(b, _)| *b == base),
+            false => DLSYM_OLDER_ABIS
+                .iter()
+                .find(|(line, _)| *line == entry.name),
+        };
+        let symbol = renamed.map_or(base, |(_, s)| *s);
         let mut buf = [0u8; 128];
         let Some(symbol) = c_name(&mut buf, symbol) else {
-            return Ok(core::ptr::null_mut());
+            return core::ptr::null_mut();
         };
         // Only the symbol's address is read; its table line gives it a type.
-        Ok(symbol_address(library, symbol.to_bytes_with_nul()))
-    };
-    DriverTable::eager(|entry| match lookup_entry(entry, version, false, symbol) {
-        Ok(p) => p,
-        Err(never) => match never {},
+        symbol_address(library, symbol.to_bytes_with_nul())
     })
 }
 

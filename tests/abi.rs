@@ -8,7 +8,7 @@
 
 mod common;
 
-use oxicuda_driver::sys::manifest::{constants, structs, types};
+use oxicuda_driver::sys::manifest::{constants, structs, structs13, types, types13};
 use oxicuda_driver::table::ENTRIES;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -87,24 +87,29 @@ fn every_constant_has_the_headers_value() {
     assert!(n > 850, "only {n} constants checked");
 }
 
+/// What 13.x adds — its new result codes, the enums of its functions, the values it
+/// adds to 12.9's enums — against the 13.x header.
 #[test]
-fn the_13x_result_codes_have_the_13x_headers_values() {
+fn every_13x_constant_has_the_13x_headers_value() {
     let Some(inc) = common::cuda13_include() else {
         return;
     };
     let (src, want) = constants_program(13);
     let n = compare_constants(run_c("constants13", &inc, &src), want);
-    assert!(n >= 1, "no 13.x constants checked");
+    assert!(n >= 150, "only {n} 13.x constants checked");
 }
 
-#[test]
-fn every_struct_and_field_has_the_headers_layout() {
-    let Some(inc) = common::cuda12_include() else {
-        return;
-    };
+/// Compiles a program printing the size, alignment and offsets of `structs` and `types`
+/// against `include`, compares with Rust's, and returns the lines printed.
+fn check_layouts(
+    name: &str,
+    include: &Path,
+    structs: Vec<oxicuda_driver::sys::manifest_support::StructLayout>,
+    types: Vec<(&'static str, usize, usize)>,
+) -> Vec<String> {
     let mut src = String::from(PRELUDE);
     let mut want = HashMap::new();
-    for s in structs() {
+    for s in structs {
         let t = s.c_name;
         writeln!(
             src,
@@ -122,7 +127,7 @@ fn every_struct_and_field_has_the_headers_layout() {
             want.insert(format!("F|{t}.{p}"), (f.offset, f.size));
         }
     }
-    for (name, size, align) in types() {
+    for (name, size, align) in types {
         writeln!(
             src,
             "    printf(\"T|{name}|%zu|%zu\\n\", sizeof({name}), _Alignof({name}));"
@@ -131,7 +136,7 @@ fn every_struct_and_field_has_the_headers_layout() {
         want.insert(format!("T|{name}"), (size, align));
     }
     src.push_str("    return 0;\n}\n");
-    let lines = run_c("layouts", &inc, &src);
+    let lines = run_c(name, include, &src);
     let mut bad = Vec::new();
     for line in &lines {
         let mut it = line.rsplitn(3, '|');
@@ -147,6 +152,15 @@ fn every_struct_and_field_has_the_headers_layout() {
         bad.join("\n")
     );
     assert_eq!(lines.len(), want.len());
+    lines
+}
+
+#[test]
+fn every_struct_and_field_has_the_headers_layout() {
+    let Some(inc) = common::cuda12_include() else {
+        return;
+    };
+    let lines = check_layouts("layouts", &inc, structs(), types());
     let n_structs = lines.iter().filter(|l| l.starts_with("S|")).count();
     assert!(
         n_structs >= 80 && lines.len() > 800,
@@ -155,6 +169,29 @@ fn every_struct_and_field_has_the_headers_layout() {
     );
     // The one the design calls out: 128 bytes, aligned to 64 (in C11).
     assert!(lines.iter().any(|l| l == "S|struct CUtensorMap_st|128|64"));
+}
+
+/// What the 13.x functions add — new structs, and `sys::cuda13`'s 13.x layouts of the
+/// types whose 12.9 layout differs — against the 13.x header.
+#[test]
+fn every_13x_struct_and_field_has_the_13x_headers_layout() {
+    let Some(inc) = common::cuda13_include() else {
+        return;
+    };
+    let lines = check_layouts("layouts13", &inc, structs13(), types13());
+    let n_structs = lines.iter().filter(|l| l.starts_with("S|")).count();
+    assert!(
+        n_structs >= 25,
+        "{n_structs} structs, {} lines",
+        lines.len()
+    );
+    // 13.x aligns the tensor map to 128 (12.9: 64); `sys::cuda13::CUtensorMap` does too.
+    assert!(lines.iter().any(|l| l == "S|struct CUtensorMap_st|128|128"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "S|struct CUgraphNodeParams_st|256|8")
+    );
 }
 
 /// C parameter list → the Rust types the list must use for it, spaces removed.
@@ -230,7 +267,18 @@ fn pfn_typedefs(inc: &Path) -> HashMap<String, Vec<String>> {
     let mut map = HashMap::new();
     for file in ["cudaTypedefs.h", "cudaProfilerTypedefs.h"] {
         let text = std::fs::read_to_string(inc.join(file)).unwrap();
+        // The ABIs declared only `#if defined(__CUDA_API_VERSION_INTERNAL)` (NVIDIA's
+        // own build: `cuMemAlloc_v2000`, ...) are not the header's as users compile it.
+        let mut internal = false;
         for line in text.lines() {
+            if line.starts_with("#if defined(__CUDA_API_VERSION_INTERNAL)") {
+                internal = true;
+            } else if internal && line.starts_with("#endif") {
+                internal = false;
+            }
+            if internal {
+                continue;
+            }
             // `typedef CUresult (CUDAAPI *PFN_x_v1)(...);`, spaced either way.
             let squeezed: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
             let squeezed = squeezed
@@ -289,19 +337,40 @@ fn every_table_line_matches_its_pfn_typedef() {
         return;
     };
     let typedefs = pfn_typedefs(&inc);
+    // The lines 13.x adds are held to the 13.x header; their types whose layout
+    // differs from 12.9's are `sys::cuda13`'s, spelled `cuda13::X` in the list.
+    let typedefs13 = common::cuda13_include().map(|inc| pfn_typedefs(&inc));
     let mut bad = Vec::new();
+    let mut checked13 = 0;
     for e in ENTRIES {
         let key = format!("{}_v{}", e.base_name(), e.version);
-        let Some(c) = typedefs.get(&key) else {
-            bad.push(format!("{}: no PFN_{key} in cudaTypedefs.h", e.name));
-            continue;
+        let in12 = typedefs.get(&key);
+        let c = match (in12, &typedefs13) {
+            (Some(c), _) => c,
+            (None, Some(t13)) => match t13.get(&key) {
+                Some(c) => {
+                    checked13 += 1;
+                    c
+                }
+                None => {
+                    bad.push(format!("{}: no PFN_{key} in either cudaTypedefs.h", e.name));
+                    continue;
+                }
+            },
+            (None, None) => continue, // a 13.x line, and no 13.x header here
         };
+        if in12.is_some() && e.params.contains("cuda13") {
+            bad.push(format!("{}: a 12.9 line uses a 13.x layout", e.name));
+        }
         let rust: Vec<String> = if e.params.trim().is_empty() {
             Vec::new()
         } else {
             e.params
                 .split(',')
-                .map(|p| p.split_once(':').unwrap().1.split_whitespace().collect())
+                .map(|p| {
+                    let ty: String = p.split_once(':').unwrap().1.split_whitespace().collect();
+                    ty.replace("cuda13::", "")
+                })
                 .collect()
         };
         if c.len() != e.arity() || rust.len() != e.arity() {
@@ -321,6 +390,63 @@ fn every_table_line_matches_its_pfn_typedef() {
         bad.len(),
         bad.join("\n")
     );
+    if typedefs13.is_some() {
+        assert!(checked13 >= 56, "only {checked13} 13.x lines checked");
+    }
+}
+
+/// Functions of cudaTypedefs.h the list leaves out on purpose, and why (the README's
+/// Coverage section says the same).
+fn excluded(base: &str) -> Option<&'static str> {
+    if base.starts_with("cuGraphics") {
+        Some("graphics interop (GL/EGL/VDPAU/D3D resources)")
+    } else if base == "cuProfilerInitialize" {
+        Some("deprecated; cudaProfiler.h is not in the wheel")
+    } else {
+        None
+    }
+}
+
+/// The list has a line for every function of the header at every ABI version it lists
+/// (`PFN_<name>_v<version>`, the per-thread variants aside), but the excluded ones.
+fn assert_covers(inc: &Path) -> usize {
+    let lines: std::collections::HashSet<String> = ENTRIES
+        .iter()
+        .map(|e| format!("{}_v{}", e.base_name(), e.version))
+        .collect();
+    let mut missing = Vec::new();
+    let mut functions = std::collections::BTreeSet::new();
+    for key in pfn_typedefs(inc).into_keys() {
+        let Some((base, ver)) = key.rsplit_once("_v") else {
+            continue;
+        };
+        if ver.parse::<u32>().is_err() || excluded(base).is_some() {
+            continue; // `_ptsz`/`_ptds` variants share their line's ABI
+        }
+        functions.insert(base.to_owned());
+        if !lines.contains(&key) {
+            missing.push(key);
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "not in the list: {missing:?}");
+    functions.len()
+}
+
+#[test]
+fn the_list_covers_every_function_of_12_9() {
+    let Some(inc) = common::cuda12_include() else {
+        return;
+    };
+    assert_eq!(assert_covers(&inc), 432);
+}
+
+#[test]
+fn the_list_covers_every_function_of_13_5() {
+    let Some(inc) = common::cuda13_include() else {
+        return;
+    };
+    assert_eq!(assert_covers(&inc), 479);
 }
 
 /// softcuda declares its own C types (it depends on nothing of ours); they must agree

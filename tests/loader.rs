@@ -177,10 +177,10 @@ fn a_missing_function_does_not_fail_the_load_but_its_call_does() {
 fn a_null_pointer_with_success_is_an_absent_function() {
     NULL_WITH_SUCCESS.set(true);
     let d = load(&DriverOptions::new()).unwrap();
-    assert!(d.table().cuCtxSynchronize().is_err());
+    assert!(d.table().cuCtxSynchronize_v2000().is_err());
     NULL_WITH_SUCCESS.set(false);
     let d = load(&DriverOptions::new()).unwrap();
-    assert!(d.table().cuCtxSynchronize().is_ok());
+    assert!(d.table().cuCtxSynchronize_v2000().is_ok());
 }
 
 #[test]

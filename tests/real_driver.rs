@@ -49,11 +49,11 @@ fn every_entry_up_to_12_2_resolves_and_every_newer_one_is_unavailable() {
     assert!(old >= 350 && new > 0, "{old} old, {new} new entries");
 
     // Calling a newer one names it and the version it needs.
-    match d.table().cuGraphAddNode() {
+    match d.table().cuGraphAddNode_v12030() {
         Err(CudaError::NotSupported { function, needs }) => {
             assert_eq!(
                 (function, needs),
-                ("cuGraphAddNode", DriverVersion::new(12, 3))
+                ("cuGraphAddNode_v12030", DriverVersion::new(12, 3))
             );
         }
         other => panic!("expected NotSupported, got {:?}", other.map(|_| ())),
@@ -91,7 +91,7 @@ fn the_driver_hands_back_an_older_abi_when_asked_for_a_newer_one() {
         !p12030.is_null() && p12030 == p12020,
         "535 returned its 12.2 cuGraphAddNode for 12.3"
     );
-    assert!(d.table().cuGraphAddNode().is_err());
+    assert!(d.table().cuGraphAddNode_v12030().is_err());
 }
 
 #[test]

@@ -53,8 +53,8 @@ macro_rules! c_enum {
                 #[doc = concat!("`", stringify!($c), "`")]
                 pub const $c: Self = Self($v);
             )*
-            /// Every enumerator of the header this mirrors (cuda.h 12.9, or nvml.h), as
-            /// (C name, value), in header order.
+            /// Every enumerator of the header this mirrors (cuda.h 12.9 with the values 13.5
+            /// adds, or nvml.h), as (C name, value), in header order.
             pub const KNOWN: &'static [(&'static str, Self)] = &[$((stringify!($c), Self::$c)),*];
 
             /// The C name of this value, if the header knows it (the first, where

@@ -412,6 +412,25 @@ pub unsafe extern "C" fn cuKernelGetParamInfo(
     })
 }
 
+/// `cuKernelGetParamCount` (CUDA 13.2): how many parameters the kernel declares.
+/// `cuGetProcAddress` hands it out only when softcuda reports 13.2 or newer
+/// (`SOFTCUDA_VERSION`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetParamCount(h: CUkernel, count: *mut usize) -> CUresult {
+    api!("cuKernelGetParamCount", {
+        let s = state::state();
+        state::require_init(&s)?;
+        let k = kernel(&s, h)?;
+        let n = library(&s, k.library)?
+            .ptx
+            .kernels()
+            .get(k.index)
+            .map(|k| k.params.len())
+            .ok_or(code::INVALID_HANDLE)?;
+        out(count, n)
+    })
+}
+
 fn device_index(s: &State, dev: c_int) -> R<usize> {
     usize::try_from(dev)
         .ok()

@@ -28,6 +28,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> C
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
         let p = allocate(&mut s, ctx, size as u64, AllocKind::Device)?;
+        crate::sanitize::initcheck::track(p, size as u64);
         out(dptr, p)
     })
 }
@@ -58,6 +59,7 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
         let mut s = state::state();
         let ctx = state::current_ctx(&s)?;
         let d = allocate(&mut s, ctx, bytes as u64, AllocKind::Device)?;
+        crate::sanitize::initcheck::track(d, bytes as u64);
         out(pitch, p)?;
         out(dptr, d)
     })
@@ -76,14 +78,39 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
         let mut s = state::state();
         state::current_ctx(&s)?;
         graph::mem::check_free(ptr)?;
-        let removed = release(&mut s, ptr, |k| *k == AllocKind::Device)?;
+        let size = state::memory().get(&ptr).map(|a| a.size);
+        let removed = match release(&mut s, ptr, |k| *k == AllocKind::Device) {
+            Ok(r) => r,
+            Err(e) => {
+                drop(s);
+                bad_free("cuMemFree", ptr);
+                return Err(e);
+            }
+        };
         drop(s);
         removed.finish();
+        if let Some(size) = size {
+            crate::sanitize::memcheck::freed(ptr, size);
+        }
         crate::managed::forget(ptr);
         graph::mem::freed(ptr);
         graph::mem::reap();
         Ok(())
     })
+}
+
+/// Tells memcheck of a refused free of `ptr` by `call`: what the address is.
+fn bad_free(call: &str, ptr: CUdeviceptr) {
+    use crate::sanitize::memcheck::{BadFree, Block};
+    if !crate::sanitize::on(crate::sanitize::MEMCHECK) {
+        return;
+    }
+    let why = state::find_alloc(&state::memory(), ptr, 0)
+        .filter(|(_, a)| a.kind == AllocKind::Device)
+        .map_or(BadFree::Nowhere, |(base, a)| {
+            BadFree::Inside(Block { base, size: a.size })
+        });
+    crate::sanitize::memcheck::bad_free(call, ptr, why);
 }
 
 /// `cuMemGetInfo_v2`: of the current context's device.

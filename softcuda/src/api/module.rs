@@ -284,6 +284,19 @@ pub unsafe extern "C" fn cuFuncGetParamInfo(
     })
 }
 
+/// `cuFuncGetParamCount` (CUDA 13.2): how many parameters the `.entry` list declares.
+/// `cuGetProcAddress` hands it out only when softcuda reports 13.2 or newer
+/// (`SOFTCUDA_VERSION`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuFuncGetParamCount(hfunc: CUfunction, count: *mut usize) -> CUresult {
+    api!("cuFuncGetParamCount", {
+        let s = state::state();
+        state::require_init(&s)?;
+        let (_, f) = function(&s, hfunc)?;
+        out(count, f.ptx.kernels()[f.kernel].params.len())
+    })
+}
+
 /// `cuFuncGetName`: valid while the module is loaded.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CUresult {

@@ -2,7 +2,7 @@
 //! loader finds every other function.
 //!
 //! Semantics: a request for `name` at version V means the newest ABI of `name` that
-//! the 12.9 header lists at or below V. If that ABI is newer than the configured
+//! the 12.9 or 13.5 header lists at or below V. If that ABI is newer than the configured
 //! driver version, or softcuda does not implement that ABI, the answer is "not found"
 //! — the real driver would silently hand back an older ABI instead.
 
@@ -151,6 +151,7 @@ exports! {
     "cuFuncSetAttribute" @ 9000 => cuFuncSetAttribute,
     "cuFuncSetCacheConfig" @ 3000 => cuFuncSetCacheConfig,
     "cuFuncGetParamInfo" @ 12040 => cuFuncGetParamInfo,
+    "cuFuncGetParamCount" @ 13020 => cuFuncGetParamCount,
     "cuFuncGetName" @ 12030 => cuFuncGetName,
     "cuFuncGetModule" @ 11000 => cuFuncGetModule,
     "cuLaunchKernel" @ 4000 => cuLaunchKernel,
@@ -249,6 +250,7 @@ exports! {
     "cuKernelGetName" @ 12030 => cuKernelGetName,
     "cuKernelGetLibrary" @ 12050 => cuKernelGetLibrary,
     "cuKernelGetParamInfo" @ 12040 => cuKernelGetParamInfo,
+    "cuKernelGetParamCount" @ 13020 => cuKernelGetParamCount,
     "cuKernelGetAttribute" @ 12000 => cuKernelGetAttribute,
     "cuKernelSetAttribute" @ 12000 => cuKernelSetAttribute,
     "cuTensorMapEncodeTiled" @ 12000 => cuTensorMapEncodeTiled,
