@@ -13,7 +13,7 @@
 mod null_args;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream};
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use null_args::{NULL_ARGS, Sig4, Sig16, args16};
+use null_args::{NULL_ARGS, Sig4, Sig16, SigPtr4, args16};
 use oxicuda_driver::context::PrimaryContext;
 use oxicuda_driver::error::check;
 use oxicuda_driver::event::{Event, NoTiming};
@@ -42,6 +42,46 @@ fn cg_ours_launch4(f: &Function<'_, Sig4>, s: &Stream<'_>, n: u64) {
 fn cg_ours_launch16(f: &Function<'_, Sig16>, s: &Stream<'_>, n: u64) {
     for _ in 0..n {
         f.launch(s, 1, 1, 0, args16()).expect("launch");
+    }
+}
+
+/// The buffers of the pointer launch: two read, two written.
+struct Ptr4<'a, 'c> {
+    a: &'a DeviceBuffer<'c, u32>,
+    b: &'a DeviceBuffer<'c, u32>,
+    c: &'a mut DeviceBuffer<'c, u32>,
+    d: &'a mut DeviceBuffer<'c, u32>,
+}
+
+#[inline(never)]
+#[unsafe(no_mangle)]
+fn cg_ours_launch_ptr4(f: &Function<'_, SigPtr4>, s: &Stream<'_>, p: Ptr4<'_, '_>, n: u64) {
+    for _ in 0..n {
+        f.launch(
+            s,
+            1,
+            1,
+            0,
+            (p.a, p.b, &mut *p.c, &mut *p.d, black_box(1u32)),
+        )
+        .expect("launch");
+    }
+}
+
+#[inline(never)]
+#[unsafe(no_mangle)]
+fn cg_rawbuilt_launch_ptr4(t: &DriverTable, f: CUfunction, ptrs: [u64; 4], n: u64) {
+    for _ in 0..n {
+        let [mut a, mut b, mut c, mut d] = black_box(ptrs);
+        let mut len = black_box(1u32);
+        let mut p: [*mut c_void; 5] = [
+            (&raw mut a).cast(),
+            (&raw mut b).cast(),
+            (&raw mut c).cast(),
+            (&raw mut d).cast(),
+            (&raw mut len).cast(),
+        ];
+        raw_launch_once(t, f, &mut p);
     }
 }
 
@@ -325,6 +365,10 @@ fn main() -> Result<(), CudaError> {
         let f4 = unsafe { module.function::<Sig4>("null4")? };
         // SAFETY: as above.
         let f16 = unsafe { module.function::<Sig16>("null16")? };
+        // SAFETY: as above.
+        let fp4 = unsafe { module.function::<SigPtr4>("null_ptr4")? };
+        let (pa, pb) = (cur.alloc::<u32>(1)?, cur.alloc::<u32>(1)?);
+        let (mut pc, mut pd) = (cur.alloc::<u32>(1)?, cur.alloc::<u32>(1)?);
         let s = cur.default_stream();
         let ev = cur.create_event::<NoTiming>()?;
         let mut buf = cur.alloc::<u32>(1)?;
@@ -338,6 +382,20 @@ fn main() -> Result<(), CudaError> {
         cg_raw_launch16(t, f16.raw(), &mut params, n);
         cg_rawbuilt_launch4(t, f4.raw(), n);
         cg_rawbuilt_launch16(t, f16.raw(), n);
+        let ptrs = [
+            pa.device_ptr(),
+            pb.device_ptr(),
+            pc.device_ptr(),
+            pd.device_ptr(),
+        ];
+        let p4 = Ptr4 {
+            a: &pa,
+            b: &pb,
+            c: &mut pc,
+            d: &mut pd,
+        };
+        cg_ours_launch_ptr4(&fp4, &s, p4, n);
+        cg_rawbuilt_launch_ptr4(t, fp4.raw(), ptrs, n);
         cg_cudarc_launch4(&cstream, &c4, &vals, n);
         cg_cudarc_launch16(&cstream, &c16, &vals, n);
         cg_ours_event_record(&ev, &s, n);

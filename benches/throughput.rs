@@ -114,7 +114,7 @@ fn benches(c: &mut Criterion) {
                         std::ptr::null_mut(),
                     ))
                     .unwrap();
-                    check(t.cuCtxSynchronize().unwrap()()).unwrap();
+                    check(t.cuCtxSynchronize_v2000().unwrap()()).unwrap();
                 })
             });
         }

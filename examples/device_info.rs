@@ -14,7 +14,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // A chosen driver that loads but has no device: its version is still worth showing.
-    if let Ok(d) = oxicuda_driver::driver() {
+    if let Some(d) = common::chosen()
+        .then(oxicuda_driver::driver)
+        .and_then(Result::ok)
+    {
         println!(
             "CUDA driver {} ({})",
             d.version(),

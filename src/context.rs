@@ -426,6 +426,18 @@ impl core::fmt::Debug for Context {
     }
 }
 
+impl core::fmt::Debug for PrimaryContext {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "PrimaryContext({:?}, {:?})", self.raw, self.device)
+    }
+}
+
+impl core::fmt::Debug for CurrentContext<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "CurrentContext({:?})", self.raw)
+    }
+}
+
 /// The state of a device's primary context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PrimaryState {
@@ -666,14 +678,14 @@ impl<'ctx> CurrentContext<'ctx> {
     /// Waits for all work of the context.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: the context is current (the token proves it).
-        check(unsafe { self.driver.table().cuCtxSynchronize()?() })
+        check(unsafe { self.driver.table().cuCtxSynchronize_v2000()?() })
     }
 
     /// The context's device.
     pub fn device(&self) -> Result<Device, CudaError> {
         let mut d: CUdevice = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.driver.table().cuCtxGetDevice()?(&mut d) })?;
+        check(unsafe { self.driver.table().cuCtxGetDevice_v2000()?(&mut d) })?;
         // A negative ordinal is no device: refused rather than read as device 0.
         match usize::try_from(d) {
             Ok(d) => self.driver.device(d),

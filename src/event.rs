@@ -60,6 +60,13 @@ pub struct Event<'a, K: EventKind> {
     _kind: PhantomData<K>,
 }
 
+impl<K: EventKind> core::fmt::Debug for Event<'_, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let kind = crate::memory::short_type_name::<K>();
+        write!(f, "Event<{kind}>({:?})", self.raw)
+    }
+}
+
 impl<'ctx> CurrentContext<'ctx> {
     /// Creates an event: `create_event::<Timing>()` or `create_event::<NoTiming>()`.
     pub fn create_event<K: EventKind>(&self) -> Result<Event<'_, K>, CudaError> {

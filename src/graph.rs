@@ -50,7 +50,7 @@ pub use memory::GraphMemory;
 use crate::context::CurrentContext;
 use crate::error::{CudaError, check};
 use crate::event::{Event, EventKind};
-use crate::launch::{Dim3, GraphArgs, Signature};
+use crate::launch::{Bounded, Dim3, GraphArgs, Signature};
 use crate::loader::Driver;
 use crate::memory::{DeviceCopy, DeviceRead, MemsetValue, bytes, same_len};
 use crate::module::Function;
@@ -91,6 +91,7 @@ mod kind {
 }
 
 /// A graph this value owns: it can be instantiated, cloned and embedded.
+#[derive(Debug)]
 pub struct Owned;
 impl kind::Sealed for Owned {
     const OWNED: bool = true;
@@ -99,6 +100,7 @@ impl Kind for Owned {}
 
 /// The body of a conditional node of a graph borrowed (mutably) for `'p`: built like
 /// a graph, owned by its node, and unable to outlive the borrow.
+#[derive(Debug)]
 pub struct BodyOf<'p>(PhantomData<&'p mut ()>);
 impl kind::Sealed for BodyOf<'_> {
     const OWNED: bool = false;
@@ -172,6 +174,15 @@ pub struct Graph<'g, K: Kind = Owned> {
     pub(crate) _tied: PhantomData<(&'g (), *const (), K)>,
 }
 
+impl<K: Kind> core::fmt::Debug for Graph<'_, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Graph")
+            .field("raw", &self.raw)
+            .field("owned", &<K as kind::Sealed>::OWNED)
+            .finish()
+    }
+}
+
 /// A node of one graph: its index and that graph's identity. Holds no driver handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Node {
@@ -196,6 +207,19 @@ pub struct KernelNode<S: Signature> {
     block: Dim3,
     shared_bytes: u32,
     _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> core::fmt::Debug for KernelNode<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = format!("KernelNode<{}>", crate::memory::short_type_name::<S>());
+        f.debug_struct(&name)
+            .field("node", &self.node)
+            .field("func", &self.func)
+            .field("grid", &self.grid)
+            .field("block", &self.block)
+            .field("shared_bytes", &self.shared_bytes)
+            .finish()
+    }
 }
 
 impl<S: Signature> Clone for KernelNode<S> {
@@ -431,7 +455,13 @@ impl<'g, K: Kind> Graph<'g, K> {
     /// dynamic shared memory and `args` — checked by the compiler against `S`, as for
     /// a launch. The driver copies the argument values now; the memory they name stays
     /// borrowed for the graph's lifetime `'g`.
-    pub fn add_kernel<S: Signature>(
+    ///
+    /// A signature with raw pointer parameters is added here only when one
+    /// [`Len`](crate::launch::Len) bounds them, checked now as for
+    /// [`Function::launch`] (the node's arguments are fixed until
+    /// [`GraphExec::set_kernel_args`], which checks again); else through
+    /// [`add_kernel_unchecked`](Self::add_kernel_unchecked).
+    pub fn add_kernel<S: Bounded>(
         &mut self,
         deps: &[Node],
         function: &'g Function<'_, S>,
@@ -441,6 +471,49 @@ impl<'g, K: Kind> Graph<'g, K> {
         args: impl GraphArgs<S> + 'g,
     ) -> Result<KernelNode<S>, CudaError> {
         let (grid, block) = (grid.into(), block.into());
+        crate::launch::check_bounds::<S, _>(&args, crate::launch::launch_threads(grid, block))?;
+        self.add_kernel_raw(deps, function, grid, block, shared_bytes, args)
+    }
+
+    /// [`add_kernel`](Self::add_kernel) for every signature, raw pointers without a
+    /// [`Len`](crate::launch::Len) included; no length is checked.
+    ///
+    /// # Safety
+    /// As for [`Function::launch_unchecked`], for every launch of the graph (and of
+    /// the executable graphs made from it): the kernel stays inside the view passed
+    /// for each raw pointer argument.
+    pub unsafe fn add_kernel_unchecked<S: Signature>(
+        &mut self,
+        deps: &[Node],
+        function: &'g Function<'_, S>,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: impl GraphArgs<S> + 'g,
+    ) -> Result<KernelNode<S>, CudaError> {
+        self.add_kernel_raw(
+            deps,
+            function,
+            grid.into(),
+            block.into(),
+            shared_bytes,
+            args,
+        )
+    }
+
+    /// The kernel node, once the bound (if any) is checked or promised.
+    fn add_kernel_raw<S: Signature>(
+        &mut self,
+        deps: &[Node],
+        function: &'g Function<'_, S>,
+        grid: Dim3,
+        block: Dim3,
+        shared_bytes: u32,
+        args: impl GraphArgs<S> + 'g,
+    ) -> Result<KernelNode<S>, CudaError> {
+        if !crate::launch::fits_every_device(grid, block) {
+            return Err(crate::launch::shape_error(grid, block));
+        }
         let f = self.driver.table().cuGraphAddKernelNode()?;
         let func = function.raw;
         crate::launch::check_streams::<S, _>(&args, None)?;
@@ -465,6 +538,11 @@ impl<'g, K: Kind> Graph<'g, K> {
     }
 
     fn add_copy_node(&mut self, deps: &[Node], p: CUDA_MEMCPY3D_v2) -> Result<Node, CudaError> {
+        if p.WidthInBytes == 0 {
+            // The driver refuses a copy of no bytes; an empty node keeps the place
+            // (and the dependencies) of a copy that does nothing.
+            return self.add_empty(deps);
+        }
         let f = self.driver.table().cuGraphAddMemcpyNode()?;
         let ctx = current_context(self.driver)?;
         // SAFETY: both ends name memory of at least `WidthInBytes` bytes, borrowed for
@@ -537,6 +615,9 @@ impl<'g, K: Kind> Graph<'g, K> {
     ) -> Result<Node, CudaError> {
         let d = dst.view();
         graph_memory(&d)?;
+        if d.is_empty() {
+            return self.add_empty(deps); // as for an empty copy
+        }
         let p = memset_params(d.device_ptr(), d.len(), value);
         let f = self.driver.table().cuGraphAddMemsetNode()?;
         let ctx = current_context(self.driver)?;

@@ -56,7 +56,7 @@
 //! ```
 
 use crate::error::{CudaError, check};
-use crate::launch::{Args, Dim3, LaunchKind, Signature, with_params};
+use crate::launch::{Args, Bounded, Dim3, LaunchKind, Signature, with_params};
 use crate::module::Function;
 use crate::stream::Stream;
 use crate::sys::{
@@ -395,7 +395,7 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     fn device_raw(&self) -> Result<CUdevice, CudaError> {
         let mut dev: CUdevice = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { self.driver.table().cuCtxGetDevice()?(&mut dev) })?;
+        check(unsafe { self.driver.table().cuCtxGetDevice_v2000()?(&mut dev) })?;
         Ok(dev)
     }
 
@@ -610,7 +610,45 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
     /// against `S`, as for [`launch`](Function::launch). A function declared
     /// [`Cooperative`](crate::launch::Cooperative) needs a configuration that sets
     /// [`LaunchConfig::cooperative`] ([`CudaError::InvalidLaunch`] otherwise).
+    ///
+    /// A signature with raw pointer parameters launches here only when one
+    /// [`Len`](crate::launch::Len) bounds them, checked as for
+    /// [`launch`](Function::launch); else through
+    /// [`launch_with_unchecked`](Self::launch_with_unchecked).
     pub fn launch_with(
+        &self,
+        stream: &Stream<'_>,
+        config: &LaunchConfig,
+        args: impl Args<S>,
+    ) -> Result<(), CudaError>
+    where
+        S: Bounded,
+    {
+        crate::launch::check_bounds::<S, _>(
+            &args,
+            crate::launch::launch_threads(config.grid, config.block),
+        )?;
+        self.launch_with_raw(stream, config, args)
+    }
+
+    /// [`launch_with`](Self::launch_with) for every signature, raw pointers without a
+    /// [`Len`](crate::launch::Len) included; no length is checked.
+    ///
+    /// # Safety
+    /// As for [`Function::launch_unchecked`]: for this launch the kernel stays inside
+    /// the view passed for each raw pointer argument.
+    pub unsafe fn launch_with_unchecked(
+        &self,
+        stream: &Stream<'_>,
+        config: &LaunchConfig,
+        args: impl Args<S>,
+    ) -> Result<(), CudaError> {
+        self.launch_with_raw(stream, config, args)
+    }
+
+    /// The configured launch, once the bound (if any) is checked or promised.
+    #[inline(always)]
+    fn launch_with_raw(
         &self,
         stream: &Stream<'_>,
         config: &LaunchConfig,
@@ -629,7 +667,17 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
                 // points to `attrs`, alive on this frame, with `numAttrs` initialised
                 // attributes carrying no pointers; function and stream belong to the
                 // current context.
-                check(unsafe { launch(&raw, self.raw, params.as_mut_ptr(), core::ptr::null_mut()) })
+                let r =
+                    unsafe { launch(&raw, self.raw, params.as_mut_ptr(), core::ptr::null_mut()) };
+                if r == crate::sys::CUresult::CUDA_SUCCESS {
+                    Ok(())
+                } else {
+                    let (g, b, shared) = (config.grid, config.block, config.shared);
+                    let (d, f) = (self.driver, self.raw);
+                    let e =
+                        crate::launch::launch_failed(d, f, g.0, g.1, g.2, b.0, b.1, b.2, shared, r);
+                    Err(e)
+                }
             };
             if crate::trace::may_trace() {
                 let (g, b) = (config.grid, config.block);
@@ -660,11 +708,34 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
         block: impl Into<Dim3>,
         shared_bytes: u32,
         args: impl Args<S>,
-    ) -> Result<(), CudaError> {
+    ) -> Result<(), CudaError>
+    where
+        S: Bounded,
+    {
         let cfg = LaunchConfig::new(grid, block)
             .shared(shared_bytes)
             .cooperative(true);
         self.launch_with(stream, &cfg, args)
+    }
+
+    /// [`launch_cooperative`](Self::launch_cooperative) for every signature, raw
+    /// pointers without a [`Len`](crate::launch::Len) included; no length is checked.
+    ///
+    /// # Safety
+    /// As for [`Function::launch_unchecked`]: for this launch the kernel stays inside
+    /// the view passed for each raw pointer argument.
+    pub unsafe fn launch_cooperative_unchecked(
+        &self,
+        stream: &Stream<'_>,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        shared_bytes: u32,
+        args: impl Args<S>,
+    ) -> Result<(), CudaError> {
+        let cfg = LaunchConfig::new(grid, block)
+            .shared(shared_bytes)
+            .cooperative(true);
+        self.launch_with_raw(stream, &cfg, args)
     }
 
     /// How many clusters of `config`'s cluster shape (and block, shared memory) can

@@ -87,7 +87,9 @@
 //! ## Features
 //!
 //! - `soft`: softcuda, the software driver (`DriverOptions::software()`,
-//!   `OXICUDA_DRIVER=soft`), for running GPU code's tests in CI without a GPU.
+//!   `OXICUDA_DRIVER=soft`; or the GPU if there is one, else softcuda:
+//!   `DriverOptions::auto()`, `OXICUDA_DRIVER=auto`), for running GPU code's tests in
+//!   CI without a GPU.
 //!   softcuda is compiled with your profile, and a debug build runs kernels about 8x
 //!   slower: add `[profile.dev.package.softcuda] opt-level = 3` to your `Cargo.toml`.
 //! - `multi-gpu`: `peer`, `device_pool`, `topology` and `nvml` (below).
@@ -97,7 +99,8 @@
 //! Layers, from the C ABI up (`docs/architecture.md` draws them; each module uses
 //! only its own row and those below, which `tests/layers.rs` checks):
 //!
-//! - [`sys`] — the raw C ABI: handles, enums, flag sets and structs of CUDA 12.9;
+//! - [`sys`] — the raw C ABI: handles, enums, flag sets and structs of CUDA 12.9, and
+//!   what 13.5 adds (its layouts that differ from 12.9's in `sys::cuda13`);
 //!   [`version`] ([`DriverVersion`]);
 //! - `activity` — what this thread and process are doing: inside a host callback,
 //!   the innermost binding and its sticky error, live peer groups; `jit_log` (the

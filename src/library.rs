@@ -15,7 +15,14 @@
 //! A library of one driver used with another driver's context is
 //! [`CudaError::ForeignDriver`].
 //!
-//! Like modules, libraries, kernels and functions are neither `Send` nor `Sync`.
+//! A library is `Send` and `Sync` (a `cuLibrary` belongs to no context and the driver
+//! API is thread-safe; the JIT buffers the driver may still write are never read by
+//! the crate after the load), and so are its kernels: a library loaded once can live
+//! in a `static` or an `Arc` shared by threads, each thread taking its functions in
+//! its own current context. A struct that keeps the library beside its kernels holds
+//! [`KernelKey`]s (plain data) instead of borrowing `Kernel`s: [`Library::get`] gives
+//! the kernel back. Functions, like a module's, are neither `Send` nor `Sync` (they
+//! belong to a context).
 //!
 //! Dropping a library while a kernel of it still runs (launched through a function
 //! that is gone, on a stream not yet synchronised) relies on the driver, as dropping
@@ -33,8 +40,9 @@
 //! options out of range are too ([`JitOptions`]), before any driver call.
 //!
 //! Signatures are checked as for [`Module::function`](crate::module::Module::function):
-//! at [`Library::kernel`], against `cuKernelGetParamInfo` (drivers 12.4+) or, for a
-//! library loaded from PTX text, the `.entry` parameter list.
+//! at [`Library::kernel`], against `cuKernelGetParamInfo` (drivers 12.4+, with the
+//! count of `cuKernelGetParamCount` from 13.2) or, for a library loaded from PTX text,
+//! the `.entry` parameter list.
 
 use crate::context::CurrentContext;
 use crate::device::Device;
@@ -46,7 +54,7 @@ use crate::memory::DeviceCopy;
 use crate::module::file::read_image_file;
 use crate::module::image::{Image, image_kind, invalid};
 use crate::module::{
-    DeviceGlobal, Function, aligned_copy, c_name, check_signature, collect_params,
+    DeviceGlobal, Function, aligned_copy, c_name, check_signature, collect_params, param_count,
 };
 use crate::sys::{CUfunction, CUfunction_attribute, CUkernel, CUlibrary, CUresult};
 use core::ffi::{CStr, c_char, c_uint};
@@ -66,8 +74,20 @@ pub struct Library {
     /// The load's option arrays and log buffers: with lazy loading the driver may
     /// compile, and write through them, at first use. Freed after `cuLibraryUnload`
     /// (fields drop after `Drop::drop`).
-    _jit: JitCall,
-    _not_send: PhantomData<*const ()>,
+    /// Freed only after a successful `cuLibraryUnload`; leaked when the unload is
+    /// refused (inside a host callback) or fails, since the driver may still write it.
+    _jit: core::mem::ManuallyDrop<JitCall>,
+    /// Process-unique: the owner of its [`KernelKey`]s.
+    identity: u64,
+}
+
+impl core::fmt::Debug for Library {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Library")
+            .field("raw", &self.raw)
+            .field("from_ptx", &self.ptx.is_some())
+            .finish()
+    }
 }
 
 impl Driver {
@@ -121,8 +141,8 @@ impl Driver {
             raw,
             info: jit.info_log(),
             ptx,
-            _jit: jit,
-            _not_send: PhantomData,
+            _jit: core::mem::ManuallyDrop::new(jit),
+            identity: crate::module::key::next_identity(),
         })
     }
 
@@ -197,10 +217,15 @@ impl Library {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the kernel is returned.
         let k = unsafe { self.kernel_unchecked::<S>(name)? };
-        let reported = self.driver.table().cuKernelGetParamInfo().ok().map(|info| {
+        let t = self.driver.table();
+        let reported = t.cuKernelGetParamInfo().ok().map(|info| {
+            let count = param_count(t.cuKernelGetParamCount().ok().map(|get| {
+                // SAFETY: a kernel of this library and a valid out-pointer.
+                move |n: &mut usize| unsafe { get(k.raw, n) }
+            }))?;
             // SAFETY: a kernel of this library and valid out-pointers; an index past
             // the last is INVALID_VALUE.
-            collect_params(|i, o, s| unsafe { info(k.raw, i, o, s) })
+            collect_params(count, |i, o, s| unsafe { info(k.raw, i, o, s) })
         });
         check_signature::<S>(name, "cuKernelGetParamInfo", reported, self.ptx.as_deref())?;
         Ok(k)
@@ -218,13 +243,16 @@ impl Library {
         let cname = c_name(name)?;
         let mut raw = CUkernel::NULL;
         // SAFETY: a valid out-pointer and NUL-terminated name.
-        check(unsafe {
+        let r = unsafe {
             self.driver.table().cuLibraryGetKernel()?(&mut raw, self.raw, cname.as_ptr())
+        };
+        crate::module::not_found(r, "kernel", name, "library", || {
+            self.kernel_names().unwrap_or_default()
         })?;
         Ok(Kernel {
             driver: self.driver,
             raw,
-            name: name.to_owned(),
+            name: name.into(),
             _lib: PhantomData,
             _s: PhantomData,
         })
@@ -242,14 +270,15 @@ impl Library {
         let cname = c_name(name)?;
         let (mut ptr, mut bytes) = (0, 0usize);
         // SAFETY: valid out-pointers and a NUL-terminated name; `ctx` is current.
-        check(unsafe {
+        let r = unsafe {
             self.driver.table().cuLibraryGetGlobal()?(
                 &mut ptr,
                 &mut bytes,
                 self.raw,
                 cname.as_ptr(),
             )
-        })?;
+        };
+        crate::module::not_found(r, "variable", name, "library", Vec::new)?;
         DeviceGlobal::from_raw(self.driver, name, ptr, bytes)
     }
 }
@@ -268,18 +297,23 @@ fn kernel_name(driver: &'static Driver, k: CUkernel) -> Result<String, CudaError
 
 impl Drop for Library {
     fn drop(&mut self) {
-        if let Ok(unload) = self.driver.table().cuLibraryUnload() {
-            // SAFETY: this value owns the library; its kernels, functions and globals
-            // borrow it, so none is alive. Work already queued may still run its code:
-            // the driver's unload waits for it (an assumption, as for modules). The
-            // JIT arrays (`_jit`) are freed after this, when the fields drop.
-            let r = crate::wait::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
-            if check(r).is_err() {
-                tracing::warn!(?r, "cuLibraryUnload failed");
-            } else {
-                crate::leaks::destroyed(crate::leaks::Kind::Libraries, self.raw);
-            }
+        let Ok(unload) = self.driver.table().cuLibraryUnload() else {
+            // Refused (inside a host callback) or absent: the library stays loaded and
+            // the driver may still compile it and write its JIT arrays: they leak.
+            return;
+        };
+        // SAFETY: this value owns the library; its kernels, functions and globals
+        // borrow it, so none is alive. Work already queued may still run its code:
+        // the driver's unload waits for it (an assumption, as for modules).
+        let r = crate::wait::retry_relaxed(self.driver, || unsafe { unload(self.raw) });
+        if check(r).is_err() {
+            tracing::warn!(?r, "cuLibraryUnload failed: its JIT arrays are leaked");
+            return;
         }
+        crate::leaks::destroyed(crate::leaks::Kind::Libraries, self.raw);
+        // SAFETY: the library is unloaded, so the driver no longer writes the JIT
+        // arrays; `_jit` is dropped once, here, and never used again.
+        unsafe { core::mem::ManuallyDrop::drop(&mut self._jit) };
     }
 }
 
@@ -287,9 +321,16 @@ impl Drop for Library {
 pub struct Kernel<'lib, S: Signature> {
     driver: &'static Driver,
     raw: CUkernel,
-    name: String,
-    _lib: PhantomData<(&'lib Library, *const ())>,
+    name: std::sync::Arc<str>,
+    _lib: PhantomData<&'lib Library>,
     _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> core::fmt::Debug for Kernel<'_, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let s = crate::memory::short_type_name::<S>();
+        write!(f, "Kernel<{s}>({:?}, {:?})", self.name, self.raw)
+    }
 }
 
 impl<'lib, S: Signature> Kernel<'lib, S> {
@@ -355,5 +396,112 @@ impl<'lib, S: Signature> Kernel<'lib, S> {
     }
 }
 
-static_assertions::assert_not_impl_any!(Library: Send, Sync);
-static_assertions::assert_not_impl_any!(Kernel<'static, (u32,)>: Send, Sync);
+// SAFETY: a `cuLibrary` belongs to no context and the driver API is thread-safe;
+// after the load the crate reads only what it copied (`info`, `ptx`), never the JIT
+// buffers in `_jit` (kept for the driver, freed after `cuLibraryUnload`), so moving
+// the library or sharing `&Library` between threads shares no unsynchronised state.
+unsafe impl Send for Library {}
+// SAFETY: as above.
+unsafe impl Sync for Library {}
+
+/// A kernel of one [`Library`] with its checked signature `S`, kept without
+/// borrowing the library (plain data: `Send`, `Sync`, `Clone`; see
+/// [`FunctionKey`](crate::module::FunctionKey) for why). Made by
+/// [`Library::kernel_key`]; [`Library::get`] gives the [`Kernel`] back.
+///
+/// ```
+/// # use oxicuda_driver::{CudaError, Driver, module::JitOptions, launch::{In, Out}, library::{KernelKey, Library}};
+/// # use std::sync::Arc;
+/// /// A kernel library shared by threads: the library and its kernels in one value.
+/// struct Blas {
+///     library: Library,
+///     saxpy: KernelKey<(f32, In<f32>, Out<f32>)>,
+/// }
+///
+/// fn load(driver: &'static Driver, ptx: &str) -> Result<Arc<Blas>, CudaError> {
+///     let library = driver.load_library(ptx.as_bytes(), &JitOptions::default())?;
+///     // SAFETY: saxpy writes its `Out` only below the length passed with it.
+///     let saxpy = unsafe { library.kernel_key("saxpy")? };
+///     Ok(Arc::new(Blas { library, saxpy }))
+/// }
+/// # fn main() {}
+/// ```
+pub struct KernelKey<S: Signature> {
+    library: u64,
+    raw: CUkernel,
+    name: std::sync::Arc<str>,
+    _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> Clone for KernelKey<S> {
+    fn clone(&self) -> Self {
+        KernelKey {
+            library: self.library,
+            raw: self.raw,
+            name: self.name.clone(),
+            _s: PhantomData,
+        }
+    }
+}
+
+impl<S: Signature> core::fmt::Debug for KernelKey<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("KernelKey")
+            .field("library", &self.library)
+            .field("name", &self.name)
+            .field("raw", &self.raw)
+            .field("signature", &core::any::type_name::<S>())
+            .finish()
+    }
+}
+
+// SAFETY: an identity and a handle, used only through the library it names
+// (`Library::get`); it reads nothing itself.
+unsafe impl<S: Signature> Send for KernelKey<S> {}
+// SAFETY: as above.
+unsafe impl<S: Signature> Sync for KernelKey<S> {}
+
+impl Library {
+    /// The kernel `name` declared with its parameter types `S`, as a key kept
+    /// without borrowing the library (see [`KernelKey`]); checked as
+    /// [`kernel`](Library::kernel) checks it.
+    ///
+    /// # Safety
+    /// The contract of [`kernel`](Library::kernel).
+    pub unsafe fn kernel_key<S: Signature>(&self, name: &str) -> Result<KernelKey<S>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        let k = unsafe { self.kernel::<S>(name)? };
+        Ok(KernelKey {
+            library: self.identity,
+            raw: k.raw,
+            name: k.name,
+            _s: PhantomData,
+        })
+    }
+
+    /// The kernel `key` names, borrowing this library (no driver call, no allocation).
+    /// [`CudaError::ForeignKey`] when the key was declared in another library.
+    pub fn get<S: Signature>(&self, key: &KernelKey<S>) -> Result<Kernel<'_, S>, CudaError> {
+        if key.library != self.identity {
+            return Err(CudaError::ForeignKey);
+        }
+        Ok(Kernel {
+            driver: self.driver,
+            raw: key.raw,
+            name: key.name.clone(),
+            _lib: PhantomData,
+            _s: PhantomData,
+        })
+    }
+}
+
+// SAFETY: a `CUkernel` is context-independent, as its library is (see `Library`'s
+// impls); a kernel reads nothing of its own but its name. Its functions, which belong
+// to a context, are not `Send`.
+unsafe impl<S: Signature> Send for Kernel<'_, S> {}
+// SAFETY: as above.
+unsafe impl<S: Signature> Sync for Kernel<'_, S> {}
+
+static_assertions::assert_impl_all!(Library: Send, Sync);
+static_assertions::assert_impl_all!(Kernel<'static, (u32,)>: Send, Sync);
+static_assertions::assert_impl_all!(KernelKey<(u32,)>: Send, Sync, Clone);

@@ -116,6 +116,15 @@ pub struct Linker<'a> {
     _tied: Tied<'a>,
 }
 
+impl core::fmt::Debug for Linker<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Linker")
+            .field("raw", &self.raw)
+            .field("inputs", &self.inputs)
+            .finish()
+    }
+}
+
 impl CurrentContext<'_> {
     /// A linker for this context's device, with the JIT `options` (which also apply
     /// when the completed image is loaded).

@@ -266,7 +266,7 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
             });
         }
         // SAFETY: the buffer's context is current (checked above).
-        check(unsafe { t.cuCtxSynchronize()?() })?;
+        check(unsafe { t.cuCtxSynchronize_v2000()?() })?;
         // SAFETY: `len` elements of `T` at `ptr` (aligned for `T`: checked at
         // allocation), host-accessible (managed memory, on a
         // device with concurrent managed access: `alloc_managed` checked), initialised

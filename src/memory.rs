@@ -3,7 +3,8 @@
 //! [`DeviceSliceMut`], which are to a buffer what `&[T]` and `&mut [T]` are to a `Vec`
 //! (split a mutable view and the halves can be written independently — by two
 //! kernels, say); copies between host slices and device memory of the same element
-//! type (CF12) — host copies return when done — and typed memsets.
+//! type (CF12) — host copies return when done — and typed memsets; empty buffers,
+//! which allocate nothing; [`DeviceBox<T>`], one value on the device.
 //!
 //! Element types opt in through the `unsafe` marker trait [`DeviceCopy`]: plain data
 //! that any bit pattern the device writes leaves valid. Functions that accept any
@@ -96,9 +97,11 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 ///
 /// Made under a [`CurrentContext`] token, and borrowing it:
 /// [`alloc`](CurrentContext::alloc) (`len` elements, not initialised: the memory's
-/// bits are some valid `T`s, as [`DeviceCopy`] promises) or
+/// bits are some valid `T`s, as [`DeviceCopy`] promises),
+/// [`alloc_zeros`](CurrentContext::alloc_zeros) (every byte zero) or
 /// [`alloc_from`](CurrentContext::alloc_from) (a copy of a host slice). Freed when
-/// dropped. Other allocations have their own types: stream-ordered
+/// dropped. An empty buffer allocates nothing (its address is 0), and every operation
+/// on it works. One value: [`DeviceBox`]. Other allocations have their own types: stream-ordered
 /// ([`StreamBuffer`](crate::pool::StreamBuffer)), managed
 /// ([`ManagedBuffer`](crate::managed::ManagedBuffer)), page-locked host memory
 /// ([`HostBuffer`](crate::pinned::HostBuffer)).
@@ -216,6 +219,21 @@ macro_rules! extent {
             pub fn as_slice(&self) -> $crate::memory::DeviceSlice<'_, T> {
                 $crate::memory::shared(self.driver, self.ptr, self.len).in_order_of(self.stream_order())
             }
+
+            /// Element `index`, copied to the host; returns when done, ordered as
+            /// `to_vec` is. [`CudaError::OutOfRange`](crate::CudaError::OutOfRange)
+            /// past the end.
+            pub fn get(&self, index: usize) -> Result<T, $crate::CudaError> {
+                self.as_slice().read_one(index)
+            }
+        }
+
+        /// Its address, length, element type and stream (if any); never its contents
+        /// (that would read device memory).
+        impl<T: $crate::memory::DeviceCopy> core::fmt::Debug for $ty<'_, T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                $crate::memory::fmt_memory::<T>(f, stringify!($ty), self.ptr, self.len, self.stream_order())
+            }
         }
     )*};
     (owned $($ty:ident),*) => {$(
@@ -230,6 +248,47 @@ macro_rules! extent {
     )*};
 }
 pub(crate) use extent;
+
+/// `T`'s name without module paths (`In<f32>`, not `oxicuda_driver::signature::In<f32>`),
+/// for `Debug` output.
+pub(crate) fn short_type_name<T: ?Sized>() -> String {
+    let full = core::any::type_name::<T>();
+    let mut out = String::with_capacity(full.len());
+    let mut word = String::new();
+    let mut chars = full.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            word.clear(); // a path segment: dropped
+        } else {
+            out.push_str(&word);
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(&word);
+    out
+}
+
+/// `Debug` of device memory: `Name<T> { ptr: 0x…, len: n }`, with the stream a
+/// stream-ordered buffer's work is queued on. Reads nothing from the device.
+pub(crate) fn fmt_memory<T>(
+    f: &mut core::fmt::Formatter<'_>,
+    name: &str,
+    ptr: CUdeviceptr,
+    len: usize,
+    order: Option<CUstream>,
+) -> core::fmt::Result {
+    let name = format!("{name}<{}>", short_type_name::<T>());
+    let mut d = f.debug_struct(&name);
+    d.field("ptr", &format_args!("{ptr:#x}")).field("len", &len);
+    if let Some(stream) = order {
+        d.field("stream", &stream);
+    }
+    d.finish()
+}
 extent!(owned DeviceBuffer);
 extent!(DeviceSlice, DeviceSliceMut);
 
@@ -407,6 +466,9 @@ pub(crate) unsafe fn memset<T: MemsetValue>(
     value: T,
     stream: Option<CUstream>,
 ) -> Result<(), CudaError> {
+    if n == 0 {
+        return Ok(()); // nothing to set: no driver call (the address may be 0)
+    }
     let t = driver.table();
     let bits = value.bits();
     // SAFETY: the caller's contract.
@@ -430,6 +492,21 @@ pub(crate) fn bytes<T>(len: usize) -> Result<usize, CudaError> {
         None => Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE)),
     }
 }
+
+/// Views that hold no byte (no element, or zero-sized elements): operations on them
+/// return at once, without a driver call — the driver refuses some zero-byte
+/// operations, and an empty buffer's address is 0.
+macro_rules! empty_bytes {
+    ($($ty:ident),*) => {$(
+        impl<T: DeviceCopy> $ty<'_, T> {
+            #[inline(always)]
+            fn is_empty_bytes(&self) -> bool {
+                self.len == 0 || size_of::<T>() == 0
+            }
+        }
+    )*};
+}
+empty_bytes!(DeviceSlice, DeviceSliceMut);
 
 pub(crate) fn same_len(destination_len: usize, source_len: usize) -> Result<(), CudaError> {
     if destination_len == source_len {
@@ -471,12 +548,20 @@ pub(crate) fn bounds(
 
 impl<'ctx> CurrentContext<'ctx> {
     /// Allocates `len` elements (zeroed memory is not promised: use
-    /// [`DeviceBuffer::zero`]). `len` must be non-zero.
+    /// [`alloc_zeros`](Self::alloc_zeros) or [`DeviceBuffer::zero`]).
+    ///
+    /// An empty buffer (`len == 0`, or a zero-sized `T`) allocates nothing — the
+    /// driver refuses allocations of zero bytes — and has address 0: every operation
+    /// on it (copies, views, memsets, launches, graph nodes, drop) does its part of
+    /// nothing without asking the driver to touch memory.
     pub fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<'_, T>, CudaError> {
+        let bytes = bytes::<T>(len)?;
         let mut ptr = 0;
-        // SAFETY: a valid out-pointer; the context is current.
-        check(unsafe { self.driver().table().cuMemAlloc()?(&mut ptr, bytes::<T>(len)?) })?;
-        crate::leaks::created(crate::leaks::Kind::DeviceAllocations, ptr);
+        if bytes != 0 {
+            // SAFETY: a valid out-pointer; the context is current.
+            check(unsafe { self.driver().table().cuMemAlloc()?(&mut ptr, bytes) })?;
+            crate::leaks::created(crate::leaks::Kind::DeviceAllocations, ptr);
+        }
         Ok(DeviceBuffer {
             driver: self.driver(),
             ptr,
@@ -486,7 +571,16 @@ impl<'ctx> CurrentContext<'ctx> {
         })
     }
 
-    /// Allocates a buffer holding a copy of `data`.
+    /// Allocates `len` elements, every byte zero (`cuMemAlloc` and `cuMemsetD8`; an
+    /// empty buffer allocates nothing, as for [`alloc`](Self::alloc)).
+    pub fn alloc_zeros<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<'_, T>, CudaError> {
+        let mut b = self.alloc(len)?;
+        b.zero()?;
+        Ok(b)
+    }
+
+    /// Allocates a buffer holding a copy of `data` (an empty slice: an empty buffer,
+    /// no allocation, as for [`alloc`](Self::alloc)).
     pub fn alloc_from<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<'_, T>, CudaError> {
         let mut b = self.alloc(data.len())?;
         b.copy_from_host(data)?;
@@ -577,12 +671,37 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
         Ok(v)
     }
 
+    /// Element `index`, copied to the host (see `get`).
+    pub(crate) fn read_one(&self, index: usize) -> Result<T, CudaError> {
+        if index >= self.len {
+            return Err(CudaError::OutOfRange {
+                start: index,
+                end: index.saturating_add(1),
+                len: self.len,
+            });
+        }
+        let one = DeviceSlice {
+            ptr: element::<T>(self.ptr, index),
+            len: 1,
+            ..*self
+        };
+        let mut v = core::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: room for one element, the view's length.
+        unsafe { one.copy_to(v.as_mut_ptr())? };
+        // SAFETY: the copy wrote the element (none for a zero-sized `T`, which has no
+        // bytes to write); `T: DeviceCopy` makes any bytes valid.
+        Ok(unsafe { v.assume_init() })
+    }
+
     /// Copies the elements to `dst` and returns when done.
     ///
     /// # Safety
     /// `dst` must be valid for writes of `len` elements.
     #[inline]
     unsafe fn copy_to(&self, dst: *mut T) -> Result<(), CudaError> {
+        if self.is_empty_bytes() {
+            return Ok(()); // nothing to copy: no driver call (the address may be 0)
+        }
         in_stream_order(self.driver, self.order, || {
             // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes
             // valid.
@@ -635,6 +754,9 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     #[inline]
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
         same_len(self.len, src.len())?;
+        if self.is_empty_bytes() {
+            return Ok(());
+        }
         in_stream_order(self.driver, self.order, || {
             // SAFETY: both ranges hold `len` elements; the copy is synchronous.
             check(unsafe {
@@ -664,7 +786,11 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
         let src = src.view();
         same_len(self.len, src.len)?;
-        in_stream_order(self.driver, common_order(self.order, src.order)?, || {
+        let order = common_order(self.order, src.order)?;
+        if self.is_empty_bytes() {
+            return Ok(());
+        }
+        in_stream_order(self.driver, order, || {
             // SAFETY: two live ranges of `len` elements (the source borrowed, so it is
             // not this one).
             check(unsafe {
@@ -702,6 +828,9 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
 
     /// Sets every byte to zero (queued like [`copy_from`](Self::copy_from)).
     pub fn zero(&mut self) -> Result<(), CudaError> {
+        if self.is_empty_bytes() {
+            return Ok(());
+        }
         in_stream_order(self.driver, self.order, || {
             // SAFETY: the view's bytes.
             check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })
@@ -709,8 +838,89 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     }
 }
 
+/// One value of `T` in device memory, tied to the token it was allocated under, freed
+/// when dropped: a [`DeviceBuffer`] of one element
+/// ([`alloc_box`](CurrentContext::alloc_box)). It reaches a kernel as a view of one
+/// element: [`as_slice`](Self::as_slice) for an `In<T>` or `Ptr<T>` parameter,
+/// [`as_mut_slice`](Self::as_mut_slice) for an `Out<T>` or `PtrMut<T>` one.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let driver = oxicuda_driver::driver_with(oxicuda_driver::DriverOptions::software())?;
+/// # driver.init()?;
+/// # let ctx = oxicuda_driver::Context::new(&driver.best_device()?, oxicuda_driver::sys::CUctx_flags::empty())?;
+/// ctx.bind(|cur| -> Result<(), oxicuda_driver::CudaError> {
+///     let mut total = cur.alloc_box(0u64)?;
+///     total.set(41)?;
+///     assert_eq!(total.get()?, 41);
+///     assert_eq!(total.as_slice().len(), 1);
+///     Ok(())
+/// })??;
+/// # Ok(())
+/// # }
+/// ```
+pub struct DeviceBox<'a, T: DeviceCopy> {
+    buf: DeviceBuffer<'a, T>,
+}
+
+impl<'ctx> CurrentContext<'ctx> {
+    /// Allocates one `T` on the device holding `value`.
+    pub fn alloc_box<T: DeviceCopy>(&self, value: T) -> Result<DeviceBox<'_, T>, CudaError> {
+        Ok(DeviceBox {
+            buf: self.alloc_from(core::slice::from_ref(&value))?,
+        })
+    }
+}
+
+impl<'a, T: DeviceCopy> DeviceBox<'a, T> {
+    /// The value, copied to the host; returns when done.
+    pub fn get(&self) -> Result<T, CudaError> {
+        self.buf.get(0)
+    }
+
+    /// Writes `value`; returns when done.
+    pub fn set(&mut self, value: T) -> Result<(), CudaError> {
+        self.buf.copy_from_host(core::slice::from_ref(&value))
+    }
+
+    /// The device address of the value.
+    pub fn device_ptr(&self) -> CUdeviceptr {
+        self.buf.device_ptr()
+    }
+
+    /// A shared view of the value (one element), for a kernel that reads it.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        self.buf.as_slice()
+    }
+
+    /// An exclusive view of the value (one element), for a kernel that writes it.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        self.buf.as_mut_slice()
+    }
+
+    /// The buffer of one element that holds the value.
+    pub fn into_buffer(self) -> DeviceBuffer<'a, T> {
+        self.buf
+    }
+}
+
+/// Its address and element type; never the value (that would read device memory).
+impl<T: DeviceCopy> core::fmt::Debug for DeviceBox<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "DeviceBox<{}>({:#x})",
+            short_type_name::<T>(),
+            self.buf.ptr
+        )
+    }
+}
+
 impl<T: DeviceCopy> Drop for DeviceBuffer<'_, T> {
     fn drop(&mut self) {
+        if self.ptr == 0 {
+            return; // an empty buffer: nothing was allocated
+        }
         // SAFETY: this value owns the allocation.
         unsafe { free(self.driver, self.ptr, crate::leaks::Kind::DeviceAllocations) };
     }
@@ -735,5 +945,6 @@ pub(crate) unsafe fn free(driver: &'static Driver, ptr: CUdeviceptr, kind: crate
 }
 
 static_assertions::assert_not_impl_any!(DeviceBuffer<'static, f32>: Send, Sync);
+static_assertions::assert_not_impl_any!(DeviceBox<'static, f32>: Send, Sync);
 static_assertions::assert_not_impl_any!(DeviceSlice<'static, f32>: Send, Sync);
 static_assertions::assert_not_impl_any!(DeviceSliceMut<'static, f32>: Send, Sync, Copy);

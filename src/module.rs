@@ -18,9 +18,11 @@
 //! on failure inside [`CudaError::JitFailed`], whose `Display` shows the diagnostics;
 //! on success from [`Module::info_log`]. Declaring a kernel's signature
 //! ([`Module::function`]) is the one `unsafe` step of a launch; it is checked at once
-//! against `cuFuncGetParamInfo` (drivers 12.4+) or, for modules from PTX text, the
-//! `.entry` parameter list ([`entry_params`]): count, size and offset of every
-//! parameter, a mismatch naming the parameter. A kernel that synchronises its whole
+//! against `cuFuncGetParamInfo` (drivers 12.4+; from 13.2 for exactly the number of
+//! parameters `cuFuncGetParamCount` reports, so that a failed query is the driver's
+//! error and never a shorter list) or, for modules from PTX text, the `.entry`
+//! parameter list ([`entry_params`]): count, size and offset of every parameter, a
+//! mismatch naming the parameter. A kernel that synchronises its whole
 //! grid is declared with [`Module::cooperative_function`] instead, and launches only
 //! cooperatively ([`Cooperative`]). Function attributes and occupancy queries are
 //! methods of [`Function`] too.
@@ -28,16 +30,19 @@
 mod attributes;
 pub(crate) mod file;
 pub(crate) mod image;
+pub(crate) mod key;
 
 pub use crate::jit::{JitDiagnostic, JitLog, JitOptions, Severity};
+use crate::ptx_params::entry_names;
 pub use crate::ptx_params::entry_params;
+pub use key::FunctionKey;
 
 use crate::context::CurrentContext;
 use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::jit::JitCall;
 use crate::loader::Driver;
-use crate::memory::DeviceCopy;
+use crate::memory::{DeviceCopy, short_type_name};
 use crate::signature::{Cooperative, LaunchKind, Plain, Signature};
 use crate::sys::{CUdeviceptr, CUfunction, CUmodule, CUresult};
 use crate::version::DriverVersion;
@@ -53,7 +58,18 @@ pub struct Module<'a> {
     info: JitLog,
     /// The PTX text, kept to check kernel signatures when the driver cannot.
     ptx: Option<String>,
+    /// Process-unique: the owner of its [`FunctionKey`]s.
+    identity: u64,
     _tied: Tied<'a>,
+}
+
+impl core::fmt::Debug for Module<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Module")
+            .field("raw", &self.raw)
+            .field("from_ptx", &self.ptx.is_some())
+            .finish()
+    }
 }
 
 impl<'ctx> CurrentContext<'ctx> {
@@ -144,6 +160,7 @@ pub(crate) fn load_image<'a>(
         raw,
         info: jit.info_log(),
         ptx,
+        identity: key::next_identity(),
         _tied: PhantomData,
     })
 }
@@ -203,6 +220,27 @@ impl Module<'_> {
     ///   passed with it, and never writes it;
     /// - reads and writes an [`Out`](crate::launch::Out) parameter's memory only below
     ///   the length passed with it;
+    /// - for a signature with raw pointer parameters and one
+    ///   [`Len<I>`](crate::launch::Len) (the only pointer signatures the safe launches
+    ///   take), reads a [`Ptr`](crate::launch::Ptr) parameter's memory, and reads and
+    ///   writes a [`PtrMut`](crate::launch::PtrMut) parameter's memory, only at element
+    ///   indices `i` with `0 <= i < n`, `n` the `Len` argument's value, and never
+    ///   writes through a `Ptr` — for every launch the safe layer accepts: any
+    ///   `n >= 0`, any views of at least `n` elements, any grid, block and dynamic
+    ///   shared memory size whose threads in all (grid × block) number at most
+    ///   `I::MAX`. `I` is exactly the C type of the kernel's parameter, signedness
+    ///   included (`int` is `i32`, `unsigned` `u32`, `long long` `i64`, `size_t`
+    ///   `u64`). The thread bound makes the usual `int i = blockIdx.x * blockDim.x +
+    ///   threadIdx.x; if (i < n)` keep it. The bound follows the `Len`'s type, not
+    ///   the kernel's index: an index that can still wrap does not keep it — an `int`
+    ///   index under a `long long n` (`Len<i64>` admits 2^31 threads and more), two
+    ///   or more elements per thread computed in `int`
+    ///   (`2 * (blockIdx.x * blockDim.x) + threadIdx.x`), a grid-stride loop in `int` whose `i += stride` can pass
+    ///   `INT_MAX` when `n` is near it. Compute such an index in a type as wide as
+    ///   the length (and give the kernel a `long long n` with `Len<i64>` if needed).
+    ///   Only sizes and offsets, and where the PTX is at hand that a pointer or a
+    ///   length is one integer, are checked at lookup: signedness cannot be (NVRTC
+    ///   writes `.u32` for `int`), so it is part of this promise;
     /// - dereferences no address it derives from a value parameter or reads from
     ///   memory, and touches no memory but those slices, its own shared and local
     ///   memory, and its module's variables;
@@ -218,9 +256,15 @@ impl Module<'_> {
     ///   one access of `L` writes, and stores through the map only when it is declared
     ///   `TensorMapOut<L>` (see [`TensorLayout`](crate::tensor_map::TensorLayout)).
     ///
-    /// A kernel that takes its bounds from a value parameter (`n`) cannot keep this:
-    /// safe code may pass any `n`. Take them from the slices (`c.len`), as
-    /// `kernels/slices.cu` does; see [`launch`](crate::launch) for the C++ side. Nor
+    /// A kernel that takes its bounds from a plain value parameter (`n` declared
+    /// `u32`) cannot keep this: safe code may pass any `n`. Take them from the slices
+    /// (`c.len`), as `kernels/slices.cu` does, or declare the pointers
+    /// [`Ptr`](crate::launch::Ptr)/[`PtrMut`](crate::launch::PtrMut) and the length
+    /// [`Len<I>`](crate::launch::Len), which each launch checks against the views; see
+    /// [`launch`](crate::launch) for the C++ side. A pointer kernel no single `Len`
+    /// bounds (2-D indexing, one output per block) is declared the same way and
+    /// launched only through the `unsafe` `*_unchecked` forms, each of which carries
+    /// the promise for its own launch. Nor
     /// can a kernel that synchronises its whole grid (`this_grid().sync()`): it is not
     /// correct for every grid; declare it with
     /// [`cooperative_function`](Module::cooperative_function).
@@ -279,10 +323,15 @@ impl Module<'_> {
         // SAFETY: the caller's promise, forwarded; the layout is checked below before
         // the function is returned.
         let f = unsafe { self.lookup::<S, K>(name)? };
-        let reported = self.driver.table().cuFuncGetParamInfo().ok().map(|info| {
+        let t = self.driver.table();
+        let reported = t.cuFuncGetParamInfo().ok().map(|info| {
+            let count = param_count(t.cuFuncGetParamCount().ok().map(|get| {
+                // SAFETY: a function of this module and a valid out-pointer.
+                move |n: &mut usize| unsafe { get(f.raw, n) }
+            }))?;
             // SAFETY: a function of this module and valid out-pointers; an index past
             // the last is INVALID_VALUE.
-            collect_params(|i, o, s| unsafe { info(f.raw, i, o, s) })
+            collect_params(count, |i, o, s| unsafe { info(f.raw, i, o, s) })
         });
         check_signature::<S>(name, "cuFuncGetParamInfo", reported, self.ptx.as_deref())?;
         Ok(f)
@@ -313,8 +362,11 @@ impl Module<'_> {
         let cname = c_name(name)?;
         let mut raw = CUfunction::NULL;
         // SAFETY: a valid out-pointer and NUL-terminated name.
-        check(unsafe {
+        let r = unsafe {
             self.driver.table().cuModuleGetFunction()?(&mut raw, self.raw, cname.as_ptr())
+        };
+        not_found(r, "kernel", name, "module", || {
+            self.ptx.as_deref().map(entry_names).unwrap_or_default()
         })?;
         Ok(Function {
             driver: self.driver,
@@ -350,13 +402,15 @@ pub(crate) fn check_signature<S: Signature>(
         }
     };
     let expected = crate::signature::layout::<S>();
-    let mismatch =
-        |parameter: usize, expected: String, found: String| CudaError::SignatureMismatch {
+    let mismatch = |parameter: usize, expected: String, found: String, hint: &'static str| {
+        CudaError::SignatureMismatch {
             function: name.to_owned(),
             parameter,
             expected,
             found,
-        };
+            hint,
+        }
+    };
     for (i, want) in expected.iter().enumerate() {
         match actual.get(i) {
             None => {
@@ -364,6 +418,7 @@ pub(crate) fn check_signature<S: Signature>(
                     i,
                     format!("{} bytes at offset {}", want.1, want.0),
                     "no such parameter".into(),
+                    "",
                 ));
             }
             Some(got) if got != want => {
@@ -371,6 +426,7 @@ pub(crate) fn check_signature<S: Signature>(
                     i,
                     format!("{} bytes at offset {}", want.1, want.0),
                     format!("{} bytes at offset {}", got.1, got.0),
+                    size_hint(want.1, got.1),
                 ));
             }
             Some(_) => {}
@@ -381,19 +437,104 @@ pub(crate) fn check_signature<S: Signature>(
             expected.len(),
             "no parameter".into(),
             format!("{} bytes at offset {}", extra.1, extra.0),
+            "",
         ));
+    }
+    // Where the PTX is at hand (whatever reported the layout), a raw pointer or a
+    // length must be one integer there (`.u64`, `.u32`, ...), not a float or an
+    // array of the same size. Signedness cannot be read: NVRTC writes `.u32` for
+    // `int` too, so `Len<i32>` against `Len<u32>` is the declarer's promise.
+    let integers = ptx.and_then(|ptx| crate::ptx_params::entry_integers(ptx, name));
+    if let Some(integers) = integers {
+        for (i, must) in crate::signature::integers::<S>().into_iter().enumerate() {
+            if must && integers.get(i) == Some(&false) {
+                return Err(mismatch(
+                    i,
+                    "one integer (`.u64` for a raw pointer, `.u32`/`.s32`/`.u64`/`.s64` for a length)".into(),
+                    "a float or an array in the PTX `.entry`".into(),
+                    "",
+                ));
+            }
+        }
     }
     Ok(())
 }
 
+/// What a parameter declared `declared` bytes that has `actual` bytes suggests: the
+/// usual mix-up between the slice kinds (`In`/`Out`: a pointer and a length, 16
+/// bytes) and a raw pointer (8 bytes), in either direction.
+fn size_hint(declared: usize, actual: usize) -> &'static str {
+    match (declared, actual) {
+        (16, 8) => {
+            "; `In<T>`/`Out<T>` are a `{ptr, len}` pair (16 bytes, `Slice<T>` in kernels/include/oxicuda.cuh): a kernel taking a raw pointer (`const T *`, `T *`) and a count is declared with `Ptr<T>`/`PtrMut<T>` and `Len<I>`"
+        }
+        (8, 16) => {
+            "; the kernel takes 16 bytes here, as a `Slice<T>` `{ptr, len}` pair does: declare it `In<T>` (read) or `Out<T>` (written)"
+        }
+        _ => "",
+    }
+}
+
+/// [`CudaError::NotFound`] for the driver's `CUDA_ERROR_NOT_FOUND` when looking up
+/// the `what` `name` in a `place` that has the names `known` (computed only then);
+/// any other failure as it is.
+pub(crate) fn not_found(
+    r: CUresult,
+    what: &'static str,
+    name: &str,
+    place: &'static str,
+    known: impl FnOnce() -> Vec<String>,
+) -> Result<(), CudaError> {
+    if r == CUresult::CUDA_ERROR_NOT_FOUND {
+        return Err(CudaError::NotFound {
+            what,
+            name: name.to_owned(),
+            place,
+            known: known(),
+        });
+    }
+    check(r)
+}
+
+/// More parameters than a kernel's parameter space (32 764 bytes) can hold.
+const MAX_PARAMS: usize = 32_768;
+
+/// The number of parameters `get` (a `cuFuncGetParamCount` or `cuKernelGetParamCount`
+/// call, CUDA 13.2+) reports, or `None` when the driver lacks it (`get` is `None`).
+pub(crate) fn param_count(
+    get: Option<impl FnOnce(&mut usize) -> CUresult>,
+) -> Result<Option<usize>, CudaError> {
+    let Some(get) = get else {
+        return Ok(None);
+    };
+    let mut n = 0usize;
+    check(get(&mut n))?;
+    Ok(Some(n))
+}
+
 /// (offset, size) of every parameter, from `info(index, &mut offset, &mut size)` (a
-/// `cuFuncGetParamInfo` or `cuKernelGetParamInfo` call) until it answers
-/// `CUDA_ERROR_INVALID_VALUE` past the last.
+/// `cuFuncGetParamInfo` or `cuKernelGetParamInfo` call): for each of the `count`
+/// parameters where the driver reports the count ([`param_count`]), so that every
+/// failure is the driver's error; else until `info` answers `CUDA_ERROR_INVALID_VALUE`
+/// past the last (a failure with that code reads as the end of the list).
 pub(crate) fn collect_params(
+    count: Option<usize>,
     info: impl Fn(usize, &mut usize, &mut usize) -> CUresult,
 ) -> Result<Vec<(usize, usize)>, CudaError> {
-    /// More parameters than a kernel's parameter space (32 764 bytes) can hold.
-    const MAX_PARAMS: usize = 32_768;
+    if let Some(n) = count {
+        if n >= MAX_PARAMS {
+            return Err(invalid(
+                "the driver reports more kernel parameters than a kernel can have",
+            ));
+        }
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let (mut offset, mut size) = (0usize, 0usize);
+            check(info(i, &mut offset, &mut size))?;
+            out.push((offset, size));
+        }
+        return Ok(out);
+    }
     let mut out = Vec::new();
     for i in 0..MAX_PARAMS {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -418,6 +559,17 @@ pub struct DeviceGlobal<'m, T: DeviceCopy> {
     _m: PhantomData<(&'m (), *const (), T)>,
 }
 
+impl<T: DeviceCopy> core::fmt::Debug for DeviceGlobal<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "DeviceGlobal<{}>({:#x})",
+            short_type_name::<T>(),
+            self.ptr
+        )
+    }
+}
+
 impl<'a> Module<'a> {
     /// The variable `name`, typed `T`: its size must be `size_of::<T>()`
     /// ([`CudaError::GlobalSizeMismatch`] otherwise).
@@ -425,9 +577,10 @@ impl<'a> Module<'a> {
         let cname = c_name(name)?;
         let (mut ptr, mut bytes) = (0, 0usize);
         // SAFETY: valid out-pointers and a NUL-terminated name.
-        check(unsafe {
+        let r = unsafe {
             self.driver.table().cuModuleGetGlobal()?(&mut ptr, &mut bytes, self.raw, cname.as_ptr())
-        })?;
+        };
+        not_found(r, "variable", name, "module", Vec::new)?;
         DeviceGlobal::from_raw(self.driver, name, ptr, bytes)
     }
 }
@@ -510,6 +663,13 @@ pub struct Function<'m, S: Signature, K: LaunchKind = Plain> {
     pub(crate) raw: CUfunction,
     _m: PhantomData<(&'m (), *const ())>,
     _s: PhantomData<fn(S, K)>,
+}
+
+impl<S: Signature, K: LaunchKind> core::fmt::Debug for Function<'_, S, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (s, k) = (short_type_name::<S>(), short_type_name::<K>());
+        write!(f, "Function<{s}, {k}>({:?})", self.raw)
+    }
 }
 
 impl<S: Signature, K: LaunchKind> Function<'_, S, K> {

@@ -69,6 +69,15 @@ pub enum PeerMember<'c> {
     Primary(&'c PrimaryContext),
 }
 
+impl core::fmt::Debug for PeerMember<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PeerMember::Created(c) => f.debug_tuple("Created").field(c).finish(),
+            PeerMember::Primary(p) => f.debug_tuple("Primary").field(p).finish(),
+        }
+    }
+}
+
 impl<'c> From<&'c Context> for PeerMember<'c> {
     fn from(c: &'c Context) -> Self {
         PeerMember::Created(c)
@@ -133,6 +142,16 @@ pub struct PeerGroup<'g> {
     /// waited for its context.
     deferred: RefCell<Vec<(usize, CUdeviceptr)>>,
     _brand: Brand<'g>,
+}
+
+impl core::fmt::Debug for PeerGroup<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let members: Vec<_> = self.slots.iter().map(|s| (s.raw, &s.device)).collect();
+        f.debug_struct("PeerGroup")
+            .field("members", &members)
+            .field("entered", &self.entered.get())
+            .finish()
+    }
 }
 
 impl PeerGroup<'_> {
@@ -426,7 +445,7 @@ impl<'g> PeerGroup<'g> {
 fn wait_for_current(driver: &'static Driver) -> Result<(), CudaError> {
     crate::wait::settled_or_abort(driver, "a peer group's work", || {
         loop {
-            let r = match driver.table().cuCtxSynchronize() {
+            let r = match driver.table().cuCtxSynchronize_v2000() {
                 // SAFETY: no arguments; a context is current.
                 Ok(sync) => unsafe { sync() },
                 Err(_) => CUresult::CUDA_ERROR_NOT_FOUND,
@@ -492,6 +511,15 @@ pub struct Entered<'g, 'e> {
     group: &'g PeerGroup<'g>,
 }
 
+impl core::fmt::Debug for Entered<'_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Entered")
+            .field("member", &self.member)
+            .field("context", &self.cur)
+            .finish()
+    }
+}
+
 impl<'g> Entered<'g, '_> {
     /// Which member is current.
     pub fn member(&self) -> Member<'g> {
@@ -525,6 +553,17 @@ pub struct PeerBuffer<'g, T: DeviceCopy> {
     ptr: CUdeviceptr,
     len: usize,
     _t: PhantomData<T>,
+}
+
+impl<T: DeviceCopy> core::fmt::Debug for PeerBuffer<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = format!("PeerBuffer<{}>", crate::memory::short_type_name::<T>());
+        f.debug_struct(&name)
+            .field("owner", &self.owner)
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("len", &self.len)
+            .finish()
+    }
 }
 
 impl<'g, T: DeviceCopy> PeerBuffer<'g, T> {
@@ -653,7 +692,7 @@ impl<'g, T: DeviceCopy> PeerBuffer<'g, T> {
             // with the two contexts' work): wait for the destination's, which holds
             // it, so that "returns when done" holds for every member.
             // SAFETY: no arguments; the destination's context is current.
-            check(unsafe { t.cuCtxSynchronize()?() })
+            check(unsafe { t.cuCtxSynchronize_v2000()?() })
         })
     }
 

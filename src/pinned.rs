@@ -30,11 +30,34 @@ pub struct HostBuffer<'a, T: DeviceCopy> {
     _tied: Tied<'a>,
 }
 
+/// Its address, length and element type; not its contents (which a copy in flight
+/// may be writing, and which may be long).
+impl<T: DeviceCopy> core::fmt::Debug for HostBuffer<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = format!("HostBuffer<{}>", crate::memory::short_type_name::<T>());
+        f.debug_struct(&name)
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
 /// A host slice page-locked while this value lives.
 pub struct Registered<'a, T: DeviceCopy> {
     driver: &'static Driver,
     data: &'a mut [T],
     _tied: Tied<'a>,
+}
+
+/// Its address, length and element type, as [`HostBuffer`]'s.
+impl<T: DeviceCopy> core::fmt::Debug for Registered<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let name = format!("Registered<{}>", crate::memory::short_type_name::<T>());
+        f.debug_struct(&name)
+            .field("ptr", &self.data.as_ptr())
+            .field("len", &self.data.len())
+            .finish()
+    }
 }
 
 impl<'ctx> CurrentContext<'ctx> {

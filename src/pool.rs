@@ -45,6 +45,16 @@ pub struct MemoryPool<'ctx> {
     _tied: Tied<'ctx>,
 }
 
+impl core::fmt::Debug for MemoryPool<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MemoryPool")
+            .field("raw", &self.raw)
+            .field("device", &self.device)
+            .field("owned", &self.owned)
+            .finish()
+    }
+}
+
 /// One of a pool's three reuse policies (`CU_MEMPOOL_ATTR_REUSE_*`): when memory freed
 /// on one stream may serve an allocation on another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,6 +20,22 @@
 /// preprocessor directive (a line starting with `#`): `#if 0` or `#define` could
 /// make the text read here differ from what the JIT compiles.
 pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
+    Some(
+        entry_list(ptx, name)?
+            .iter()
+            .map(|p| (p.offset, p.size))
+            .collect(),
+    )
+}
+
+/// Whether each parameter of `.entry name` is one integer (`.u`, `.s` or `.b` type, no
+/// array): what a raw pointer or a length must be. `None` as for [`entry_params`].
+pub(crate) fn entry_integers(ptx: &str, name: &str) -> Option<Vec<bool>> {
+    Some(entry_list(ptx, name)?.iter().map(|p| p.integer).collect())
+}
+
+/// The parameters of `.entry name`, read as [`entry_params`] describes.
+fn entry_list(ptx: &str, name: &str) -> Option<Vec<Param>> {
     let code = code_only(ptx);
     if code.lines().any(|l| l.trim_start().starts_with('#')) {
         return None;
@@ -37,6 +53,38 @@ pub fn entry_params(ptx: &str, name: &str) -> Option<Vec<(usize, usize)>> {
         return Some(Vec::new());
     };
     parse_list(list.get(..list.find(')')?)?)
+}
+
+/// One parameter of an `.entry` list.
+struct Param {
+    offset: usize,
+    size: usize,
+    /// One integer: a `.u`, `.s` or `.b` type, not an array.
+    integer: bool,
+}
+
+/// The names of the kernels (`.entry`) of PTX text, in order, comments and strings
+/// skipped: for an error that names what a module has.
+pub(crate) fn entry_names(ptx: &str) -> Vec<String> {
+    let code = code_only(ptx);
+    let mut names = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(".entry") {
+        let before_ok = at == 0 || !is_ident(rest.as_bytes()[at - 1]);
+        rest = &rest[at + ".entry".len()..];
+        let after = rest.trim_start();
+        if !before_ok || after.len() == rest.len() {
+            continue; // `.entry` inside a longer word, or not followed by a space
+        }
+        let end = after
+            .bytes()
+            .position(|c| !is_ident(c))
+            .unwrap_or(after.len());
+        if end > 0 {
+            names.push(after[..end].to_owned());
+        }
+    }
+    names
 }
 
 /// A PTX identifier's characters (`[A-Za-z0-9_$%]`).
@@ -147,7 +195,7 @@ fn the_entry(code: &str, name: &str) -> Option<usize> {
 }
 
 /// The layout of a parameter list (the text between its parentheses).
-fn parse_list(list: &str) -> Option<Vec<(usize, usize)>> {
+fn parse_list(list: &str) -> Option<Vec<Param>> {
     let mut out = Vec::new();
     let mut offset = 0usize;
     for p in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -159,7 +207,9 @@ fn parse_list(list: &str) -> Option<Vec<(usize, usize)>> {
         let ty_at = words
             .iter()
             .position(|w| w.starts_with('.') && !matches!(*w, ".param" | ".align"))?;
-        let elem: usize = match words.get(ty_at)?.get(2..)? {
+        let ty = words.get(ty_at)?;
+        let integer = dims.is_none() && matches!(ty.get(1..2), Some("u" | "s" | "b"));
+        let elem: usize = match ty.get(2..)? {
             "8" => 1,
             "16" => 2,
             "32" => 4,
@@ -179,7 +229,11 @@ fn parse_list(list: &str) -> Option<Vec<(usize, usize)>> {
         }
         let size = elem.checked_mul(count)?;
         offset = offset.checked_next_multiple_of(align)?;
-        out.push((offset, size));
+        out.push(Param {
+            offset,
+            size,
+            integer,
+        });
         offset = offset.checked_add(size)?;
     }
     Some(out)

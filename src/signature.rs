@@ -53,7 +53,47 @@ pub struct In<T>(PhantomData<T>);
 /// as a pointer and its length in elements (`Slice<T>` in the module docs).
 pub struct Out<T>(PhantomData<T>);
 
-/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], a [`DeviceCopy`](crate::memory::DeviceCopy) value, or a
+/// A kernel parameter that is a raw `const T *`, as existing CUDA code declares it
+/// (8 bytes): the device address of a view the kernel reads, without its length.
+/// Takes what [`In<T>`] takes (`&buffer` or a [`DeviceSlice<T>`]). A signature whose
+/// pointers are all bounded by one [`Len`] launches safely (the launch checks each
+/// view against the length); otherwise only through the `unsafe`
+/// [`Function::launch_unchecked`](crate::module::Function::launch_unchecked).
+pub struct Ptr<T>(PhantomData<T>);
+/// A kernel parameter that is a raw `T *` (8 bytes): the device address of a view the
+/// kernel reads and writes, without its length. Takes what [`Out<T>`] takes
+/// (`&mut buffer` or a [`DeviceSliceMut<T>`]); see [`Ptr`] for when its launch is safe.
+pub struct PtrMut<T>(PhantomData<T>);
+/// A kernel parameter of integer type `I` (`i32`, `u32`, `i64` or `u64`: `int n`,
+/// `unsigned n`, `long long n`, `size_t n`) that bounds every [`Ptr`] and [`PtrMut`]
+/// parameter of the kernel: a safe launch passes a value of type `I` and checks,
+/// before the driver is called, that it is not negative and that every pointer
+/// argument's view holds at least that many elements
+/// ([`CudaError::NegativeLength`], [`CudaError::ViewTooShort`]).
+pub struct Len<I>(PhantomData<I>);
+
+/// `Debug` for the parameter kinds, with no bound on the element type (like
+/// `PhantomData`'s): `In<f32>`.
+macro_rules! kind_debug {
+    ($($kind:ident),*) => {$(
+        impl<T> core::fmt::Debug for $kind<T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(&crate::memory::short_type_name::<Self>())
+            }
+        }
+    )*};
+}
+kind_debug!(In, Out, Ptr, PtrMut, Len);
+
+/// The integer types a [`Len`] parameter may have: `i32`, `u32`, `i64`, `u64`. Sealed.
+pub trait LenInt: sealed::LenInt + DeviceCopy {}
+impl LenInt for i32 {}
+impl LenInt for u32 {}
+impl LenInt for i64 {}
+impl LenInt for u64 {}
+
+/// One kind of kernel parameter: [`In<T>`], [`Out<T>`], [`Ptr<T>`], [`PtrMut<T>`],
+/// [`Len<I>`], a [`DeviceCopy`](crate::memory::DeviceCopy) value, or a
 /// tensor map ([`TensorMapIn`](crate::tensor_map::TensorMapIn),
 /// [`TensorMapOut`](crate::tensor_map::TensorMapOut)). Sealed.
 pub trait KernelParam: sealed::Param {
@@ -70,6 +110,18 @@ impl<T: DeviceCopy> KernelParam for In<T> {
 impl<T: DeviceCopy> KernelParam for Out<T> {
     const SIZE: usize = 16;
     const ALIGN: usize = 8;
+}
+impl<T: DeviceCopy> KernelParam for Ptr<T> {
+    const SIZE: usize = 8;
+    const ALIGN: usize = 8;
+}
+impl<T: DeviceCopy> KernelParam for PtrMut<T> {
+    const SIZE: usize = 8;
+    const ALIGN: usize = 8;
+}
+impl<I: LenInt> KernelParam for Len<I> {
+    const SIZE: usize = size_of::<I>();
+    const ALIGN: usize = align_of::<I>();
 }
 impl<T: DeviceCopy> KernelParam for T {
     const SIZE: usize = size_of::<T>();
@@ -94,19 +146,180 @@ pub(crate) mod sealed {
         Condition(u64),
     }
 
-    pub trait Param {}
+    pub trait Param {
+        /// What the parameter is for a safe launch's bound: [`Free`], [`IsPtr`] or
+        /// [`IsLen`].
+        type Class: Class;
+    }
+
+    /// A parameter that reaches the kernel with its bound, or needs none (a buffer
+    /// with its length, a value, a tensor map).
+    pub enum Free {}
+    /// A raw pointer parameter ([`super::Ptr`], [`super::PtrMut`]).
+    pub enum IsPtr {}
+    /// A length parameter ([`super::Len`]).
+    pub enum IsLen {}
+
+    /// A signature without raw pointers or lengths (so far).
+    pub enum NoPointers {}
+    /// A signature with raw pointers and no `Len` (so far).
+    pub enum PointersWithoutLen {}
+    /// A signature with one `Len` and no raw pointers (so far).
+    pub enum LenWithoutPointers {}
+    /// A signature with raw pointers and one `Len` bounding them.
+    pub enum PointersBoundedByLen {}
+    /// A signature with more than one `Len`: which one bounds the pointers is unsaid.
+    pub enum MoreThanOneLen {}
+
+    /// A state of the fold over a signature's parameters: the state after one more
+    /// parameter of each class.
+    pub trait State {
+        /// After a [`Free`] parameter.
+        type OnFree: State;
+        /// After an [`IsPtr`] parameter.
+        type OnPtr: State;
+        /// After an [`IsLen`] parameter.
+        type OnLen: State;
+    }
+    /// A parameter's class: how it moves the fold's state.
+    pub trait Class {
+        /// The state after a parameter of this class in state `S`.
+        type Then<S: State>: State;
+        /// Whether it is a raw pointer, whose view a `Len` bounds.
+        const IS_PTR: bool = false;
+        /// Whether it is a `Len`.
+        const IS_LEN: bool = false;
+    }
+    impl Class for Free {
+        type Then<S: State> = S::OnFree;
+    }
+    impl Class for IsPtr {
+        type Then<S: State> = S::OnPtr;
+        const IS_PTR: bool = true;
+    }
+    impl Class for IsLen {
+        type Then<S: State> = S::OnLen;
+        const IS_LEN: bool = true;
+    }
+    macro_rules! states {
+        ($($s:ident: $free:ident $ptr:ident $len:ident;)*) => {$(
+            impl State for $s {
+                type OnFree = $free;
+                type OnPtr = $ptr;
+                type OnLen = $len;
+            }
+        )*};
+    }
+    states! {
+        NoPointers: NoPointers PointersWithoutLen LenWithoutPointers;
+        PointersWithoutLen: PointersWithoutLen PointersWithoutLen PointersBoundedByLen;
+        LenWithoutPointers: LenWithoutPointers PointersBoundedByLen MoreThanOneLen;
+        PointersBoundedByLen: PointersBoundedByLen PointersBoundedByLen MoreThanOneLen;
+        MoreThanOneLen: MoreThanOneLen MoreThanOneLen MoreThanOneLen;
+    }
+
+    /// A final state whose launches the launcher can bound: no raw pointer, or raw
+    /// pointers and exactly one `Len`.
+    #[diagnostic::on_unimplemented(
+        message = "this kernel signature has raw pointer parameters (`Ptr`, `PtrMut`) that no single `Len` parameter bounds, so its launch cannot be checked",
+        label = "a pointer parameter without exactly one `Len`",
+        note = "declare the kernel's length parameter `Len<I>` (the launch then checks every pointer's view against it), or launch with the `unsafe` `launch_unchecked` (`launch_with_unchecked`, `add_kernel_unchecked`, a capture's `launch_unchecked`), promising the kernel stays inside each view"
+    )]
+    pub trait Checkable {}
+    impl Checkable for NoPointers {}
+    impl Checkable for LenWithoutPointers {}
+    impl Checkable for PointersBoundedByLen {}
+
+    /// The integer of a `Len` parameter.
+    pub trait LenInt: Copy {
+        /// Its largest value: the most threads a launch it bounds may have, so that a
+        /// thread's linear index computed in this type does not wrap.
+        const MAX: u64;
+        /// Its value, widened.
+        fn widen(self) -> i128;
+    }
+    macro_rules! len_ints {
+        ($($t:ty)*) => {$(
+            impl LenInt for $t {
+                const MAX: u64 = <$t>::MAX as u64;
+                #[inline(always)]
+                fn widen(self) -> i128 {
+                    i128::from(self)
+                }
+            }
+        )*};
+    }
+    len_ints!(i32 u32 i64 u64);
 
     pub trait LaunchKind {
         /// Whether the kernel must be launched cooperatively.
         const COOPERATIVE: bool;
     }
-    impl<T: crate::memory::DeviceCopy> Param for super::In<T> {}
-    impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {}
-    impl<T: crate::memory::DeviceCopy> Param for T {}
+    impl<T: crate::memory::DeviceCopy> Param for super::In<T> {
+        type Class = Free;
+    }
+    impl<T: crate::memory::DeviceCopy> Param for super::Out<T> {
+        type Class = Free;
+    }
+    impl<T: crate::memory::DeviceCopy> Param for super::Ptr<T> {
+        type Class = IsPtr;
+    }
+    impl<T: crate::memory::DeviceCopy> Param for super::PtrMut<T> {
+        type Class = IsPtr;
+    }
+    impl<I: super::LenInt> Param for super::Len<I> {
+        type Class = IsLen;
+    }
+    impl<T: crate::memory::DeviceCopy> Param for T {
+        type Class = Free;
+    }
 
     pub trait Layout {
+        /// The signature's class for a safe launch (a [`Checkable`] one, or not).
+        type Bound;
         /// (offset, size) of each parameter in the kernel's parameter buffer.
         fn layout() -> Vec<(usize, usize)>;
+        /// Whether each parameter must be one integer in the kernel's ABI: a raw
+        /// pointer or a length.
+        fn integers() -> Vec<bool>;
+    }
+
+    /// What an argument lets a kernel reach, for the launch's checks. Every argument
+    /// states it ([`ArgBytes::reach`] has no default), so a new kind of argument
+    /// cannot slip past a check by forgetting it.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Reach {
+        /// The one stream the memory it passes may be used on, if any (a
+        /// stream-ordered buffer's: [`crate::pool`]).
+        pub order: Option<crate::sys::CUstream>,
+        /// The length of the view it passes, in elements (0 for a value).
+        pub elements: usize,
+        /// The graph object it names, if any.
+        pub graph: Option<GraphRef>,
+        /// For a `Len` argument: its value, widened, and the most threads a launch
+        /// it bounds may have.
+        pub length: Option<(i128, u64)>,
+    }
+
+    impl Reach {
+        /// A value: no memory, no graph object, no length.
+        pub const VALUE: Reach = Reach {
+            order: None,
+            elements: 0,
+            graph: None,
+            length: None,
+        };
+
+        /// A view of `elements` elements usable on `order`'s stream (any, if `None`).
+        #[inline(always)]
+        pub const fn view(order: Option<crate::sys::CUstream>, elements: usize) -> Reach {
+            Reach {
+                order,
+                elements,
+                graph: None,
+                length: None,
+            }
+        }
     }
 
     pub trait ArgBytes<P> {
@@ -114,16 +327,8 @@ pub(crate) mod sealed {
         /// `self` or written to `scratch` — valid while both are borrowed. For
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
-        /// The one stream the memory it passes may be used on, if any (a stream-ordered
-        /// buffer's: [`crate::pool`]).
-        #[inline(always)]
-        fn stream_order(&self) -> Option<crate::sys::CUstream> {
-            None
-        }
-        /// The graph object this argument names, if any.
-        fn graph_ref(&self) -> Option<GraphRef> {
-            None
-        }
+        /// What the argument lets the kernel reach.
+        fn reach(&self) -> Reach;
     }
 
     pub trait Params<S> {
@@ -134,6 +339,12 @@ pub(crate) mod sealed {
         fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
+        /// The `Len` argument, if any: (its index, its value, the most threads a
+        /// launch it bounds may have).
+        fn len_arg(&self) -> Option<(usize, i128, u64)>;
+        /// The first raw pointer argument whose view holds fewer than `n` elements:
+        /// (its index, its view's length).
+        fn short_view(&self, n: i128) -> Option<(usize, usize)>;
     }
 }
 
@@ -143,7 +354,7 @@ pub(crate) mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter declared `{P}`",
     label = "not an argument for `{P}`",
-    note = "`In<T>` takes `&DeviceBuffer<T>` or a `DeviceSlice<T>`; `Out<T>` takes `&mut DeviceBuffer<T>` or a `DeviceSliceMut<T>`; a value parameter takes a value of its own type"
+    note = "`In<T>` and `Ptr<T>` take `&DeviceBuffer<T>` or a `DeviceSlice<T>`; `Out<T>` and `PtrMut<T>` take `&mut DeviceBuffer<T>` or a `DeviceSliceMut<T>`; `Len<I>` and a value parameter take a value of their own type"
 )]
 pub trait Arg<P: KernelParam>: sealed::ArgBytes<P> {}
 
@@ -160,8 +371,9 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<In<T>> for &B {
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
     }
 }
 impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {}
@@ -170,8 +382,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<In<T>> for DeviceSlice<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSlice::stream_order(self)
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
     }
 }
 impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {}
@@ -181,8 +393,9 @@ impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<Out<T>> for &mu
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
     }
 }
 impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {}
@@ -191,8 +404,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSliceMut::stream_order(self)
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSliceMut::stream_order(self), self.len())
     }
 }
 /// A kernel-node argument of a graph for a parameter declared `P`: what [`Arg`]
@@ -203,7 +416,7 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a graph kernel node's parameter declared `{P}`",
     label = "not an argument for `{P}`",
-    note = "`In<T>` and `Out<T>` take `&DeviceBuffer<T>` or a view; a value parameter takes a value of its own type"
+    note = "`In<T>`, `Out<T>`, `Ptr<T>` and `PtrMut<T>` take `&DeviceBuffer<T>` or a view; `Len<I>` and a value parameter take a value of their own type"
 )]
 pub trait GraphArg<P: KernelParam>: sealed::ArgBytes<P> {}
 impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<In<T>> for &B {}
@@ -218,8 +431,9 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Out<T>> for &B {
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.view().stream_order()
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
     }
 }
 impl<T: DeviceCopy> GraphArg<Out<T>> for DeviceSlice<'_, T> {}
@@ -228,20 +442,130 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSlice<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        DeviceSlice::stream_order(self)
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
     }
 }
+
+/// The device address of a shared borrow of `T`s: for [`Ptr<T>`].
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Ptr<T>> for &B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.view().device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
+    }
+}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<Ptr<T>> for &B {}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<Ptr<T>> for &B {}
+impl<T: DeviceCopy> sealed::ArgBytes<Ptr<T>> for DeviceSlice<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    }
+}
+impl<T: DeviceCopy> Arg<Ptr<T>> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> GraphArg<Ptr<T>> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for &mut B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.view_mut().device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
+    }
+}
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<PtrMut<T>> for &mut B {}
+impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> GraphArg<PtrMut<T>> for &mut B {}
+impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSliceMut<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSliceMut::stream_order(self), self.len())
+    }
+}
+impl<T: DeviceCopy> Arg<PtrMut<T>> for DeviceSliceMut<'_, T> {}
+impl<T: DeviceCopy> GraphArg<PtrMut<T>> for DeviceSliceMut<'_, T> {}
+// A graph node may write through memory borrowed shared (see `GraphArg`).
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for &B {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.view().device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        let v = self.view();
+        sealed::Reach::view(v.stream_order(), v.len())
+    }
+}
+impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<PtrMut<T>> for &B {}
+impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSlice<'_, T> {
+    fn param(&mut self, scratch: &mut Scratch) -> *mut c_void {
+        scratch[0] = self.device_ptr();
+        scratch.as_mut_ptr().cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    }
+}
+impl<T: DeviceCopy> GraphArg<PtrMut<T>> for DeviceSlice<'_, T> {}
+
+impl<I: LenInt> sealed::ArgBytes<Len<I>> for I {
+    fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
+        (self as *mut I).cast()
+    }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach {
+            length: Some((sealed::LenInt::widen(*self), <I as sealed::LenInt>::MAX)),
+            ..sealed::Reach::VALUE
+        }
+    }
+}
+impl<I: LenInt> Arg<Len<I>> for I {}
+impl<I: LenInt> GraphArg<Len<I>> for I {}
 
 impl<T: DeviceCopy> Arg<T> for T {}
 impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
     fn param(&mut self, _scratch: &mut Scratch) -> *mut c_void {
         (self as *mut T).cast()
     }
+    #[inline(always)]
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::VALUE
+    }
 }
 
 /// A kernel's parameter list: a tuple of up to 16 [`KernelParam`]s. Sealed.
 pub trait Signature: sealed::Layout {}
+
+/// A signature whose launches the launcher can bound, so that the safe launches
+/// ([`Function::launch`](crate::module::Function::launch), `launch_with`, graph kernel
+/// nodes, captured launches) take it: one without raw pointer parameters ([`Ptr`],
+/// [`PtrMut`]), or one whose raw pointers are all bounded by exactly one [`Len`]
+/// parameter (each launch checks the views against it). Any other signature launches
+/// only through the `unsafe` `*_unchecked` forms. Implemented by the crate for every
+/// such signature.
+#[diagnostic::on_unimplemented(
+    message = "the kernel signature `{Self}` has raw pointer parameters that no single `Len` bounds: it has no safe launch",
+    label = "pointer parameters without exactly one `Len`",
+    note = "declare the kernel's length parameter `Len<I>` (the launch then checks every pointer's view against it), or use the `unsafe` `launch_unchecked` (`launch_with_unchecked`, `add_kernel_unchecked`, a capture's `launch_unchecked`), promising the kernel stays inside each view"
+)]
+pub trait Bounded: Signature {}
+impl<S: Signature> Bounded for S where <S as sealed::Layout>::Bound: sealed::Checkable {}
 
 /// A tuple of launch arguments matching the signature `S`, one [`Arg`] per
 /// parameter. Sealed.
@@ -283,6 +607,46 @@ pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
     }
 }
 
+/// The bound check of a safe launch of a [`Bounded`] signature with `threads`
+/// threads in all (grid × block): the `Len` argument, if any, is not negative
+/// ([`CudaError::NegativeLength`]), the launch has no more threads than the `Len`'s
+/// type can count ([`CudaError::TooManyThreadsForLen`]: a thread's linear index computed
+/// in that type, as `int i = blockIdx.x * blockDim.x + threadIdx.x` does, never
+/// wraps), and every raw pointer argument's view holds at least that many elements
+/// ([`CudaError::ViewTooShort`]). A few compares; nothing for a signature without a
+/// `Len`.
+#[inline(always)]
+pub(crate) fn check_bounds<S: Bounded, A: sealed::Params<S>>(
+    args: &A,
+    threads: impl FnOnce() -> u128,
+) -> Result<(), CudaError> {
+    let Some((parameter, value, max_threads)) = args.len_arg() else {
+        return Ok(());
+    };
+    if value < 0 {
+        return Err(CudaError::NegativeLength {
+            parameter,
+            value: value as i64,
+        });
+    }
+    let threads = threads();
+    if threads > u128::from(max_threads) {
+        return Err(CudaError::TooManyThreadsForLen {
+            parameter,
+            threads,
+            max: max_threads,
+        });
+    }
+    match args.short_view(value) {
+        None => Ok(()),
+        Some((parameter, len)) => Err(CudaError::ViewTooShort {
+            parameter,
+            len,
+            value: value as u64,
+        }),
+    }
+}
+
 /// Calls `f` with the parameter-pointer array of `args` (on the stack): one pointer
 /// per parameter of `S`, each to a value of its declared size.
 pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
@@ -290,6 +654,12 @@ pub(crate) fn with_params<S: Signature, A: sealed::Params<S>, R>(
     f: impl FnOnce(&mut [*mut c_void]) -> R,
 ) -> R {
     sealed::Params::<S>::with_params(args, f)
+}
+
+/// Whether each of `S`'s parameters must be one integer in the kernel's ABI (a raw
+/// pointer, a length).
+pub(crate) fn integers<S: Signature>() -> Vec<bool> {
+    <S as sealed::Layout>::integers()
 }
 
 /// (offset, size) of each of `S`'s parameters, as the kernel's parameter buffer lays
@@ -303,10 +673,20 @@ macro_rules! count {
     ($x:ident $($rest:ident)*) => { 1 + count!($($rest)*) };
 }
 
+/// The bound class of a parameter list: the state after stepping through each
+/// parameter's class from `$s`.
+macro_rules! fold {
+    ($s:ty;) => { $s };
+    ($s:ty; $P:ident $($rest:ident)*) => {
+        fold!(<<$P as sealed::Param>::Class as sealed::Class>::Then<$s>; $($rest)*)
+    };
+}
+
 macro_rules! signatures {
     ($(($($P:ident $A:ident $i:tt),*))*) => {$(
         impl<$($P: KernelParam),*> Signature for ($($P,)*) {}
         impl<$($P: KernelParam),*> sealed::Layout for ($($P,)*) {
+            type Bound = fold!(sealed::NoPointers; $($P)*);
             #[allow(unused_mut, unused_assignments, unused_variables)]
             fn layout() -> Vec<(usize, usize)> {
                 let mut offset = 0usize;
@@ -317,6 +697,12 @@ macro_rules! signatures {
                     offset += $P::SIZE;
                 )*
                 out
+            }
+            fn integers() -> Vec<bool> {
+                vec![$(
+                    <<$P as sealed::Param>::Class as sealed::Class>::IS_PTR
+                        || <<$P as sealed::Param>::Class as sealed::Class>::IS_LEN
+                ),*]
             }
         }
 
@@ -335,7 +721,7 @@ macro_rules! signatures {
             #[inline(always)]
             fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize> {
                 $(
-                    if !crate::memory::usable_on(sealed::ArgBytes::<$P>::stream_order(&self.$i), stream) {
+                    if !crate::memory::usable_on(sealed::ArgBytes::<$P>::reach(&self.$i).order, stream) {
                         return Some($i);
                     }
                 )*
@@ -343,7 +729,36 @@ macro_rules! signatures {
             }
             #[allow(unused_variables)]
             fn graph_refs(&self, out: &mut Vec<sealed::GraphRef>) {
-                $(out.extend(sealed::ArgBytes::<$P>::graph_ref(&self.$i));)*
+                $(out.extend(sealed::ArgBytes::<$P>::reach(&self.$i).graph);)*
+            }
+            #[allow(unused_mut)]
+            #[inline(always)]
+            fn len_arg(&self) -> Option<(usize, i128, u64)> {
+                let mut found = None;
+                $(
+                    if <<$P as sealed::Param>::Class as sealed::Class>::IS_LEN {
+                        // A `Len` states its value (`length`); one that did not would
+                        // bound nothing, so it bounds every pointer to zero elements.
+                        let (v, max) = sealed::ArgBytes::<$P>::reach(&self.$i)
+                            .length
+                            .unwrap_or((i128::MAX, 0));
+                        found = Some(($i, v, max));
+                    }
+                )*
+                found
+            }
+            #[allow(unused_variables)]
+            #[inline(always)]
+            fn short_view(&self, n: i128) -> Option<(usize, usize)> {
+                $(
+                    if <<$P as sealed::Param>::Class as sealed::Class>::IS_PTR {
+                        let len = sealed::ArgBytes::<$P>::reach(&self.$i).elements;
+                        if (len as u128) < n as u128 {
+                            return Some(($i, len));
+                        }
+                    }
+                )*
+                None
             }
         }
     )*};
@@ -367,4 +782,67 @@ signatures! {
     (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13)
     (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13, A14 X14 14)
     (A0 X0 0, A1 X1 1, A2 X2 2, A3 X3 3, A4 X4 4, A5 X5 5, A6 X6 6, A7 X7 7, A8 X8 8, A9 X9 9, A10 X10 10, A11 X11 11, A12 X12 12, A13 X13 13, A14 X14 14, A15 X15 15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threads(n: u128) -> impl FnOnce() -> u128 {
+        move || n
+    }
+
+    #[test]
+    fn a_len_bounds_the_launch_to_the_threads_its_type_counts() {
+        let i32_max = i32::MAX as u128;
+        assert_eq!(
+            check_bounds::<(Len<i32>,), _>(&(7i32,), threads(i32_max)),
+            Ok(())
+        );
+        assert_eq!(
+            check_bounds::<(Len<i32>,), _>(&(7i32,), threads(i32_max + 1)),
+            Err(CudaError::TooManyThreadsForLen {
+                parameter: 0,
+                threads: i32_max + 1,
+                max: i32::MAX as u64
+            })
+        );
+        let u32_max = u32::MAX as u128;
+        assert_eq!(
+            check_bounds::<(u8, Len<u32>), _>(&(1u8, 7u32), threads(u32_max)),
+            Ok(())
+        );
+        assert!(matches!(
+            check_bounds::<(u8, Len<u32>), _>(&(1u8, 7u32), threads(u32_max + 1)),
+            Err(CudaError::TooManyThreadsForLen { parameter: 1, .. })
+        ));
+        // 64-bit lengths: 2^63-1 threads, and not the largest grid the driver
+        // describes (2^31-1 x 65535^2 blocks of 1024, about 2^73).
+        let i64_max = i64::MAX as u128;
+        assert_eq!(
+            check_bounds::<(Len<i64>,), _>(&(7i64,), threads(i64_max)),
+            Ok(())
+        );
+        let biggest = i32_max * 65535 * 65535 * 1024;
+        assert!(matches!(
+            check_bounds::<(Len<i64>,), _>(&(7i64,), threads(biggest)),
+            Err(CudaError::TooManyThreadsForLen { .. })
+        ));
+        // The sign is checked first.
+        assert!(matches!(
+            check_bounds::<(Len<i64>,), _>(&(-1i64,), threads(1)),
+            Err(CudaError::NegativeLength {
+                parameter: 0,
+                value: -1
+            })
+        ));
+    }
+
+    #[test]
+    fn a_signature_without_a_len_is_not_bounded_by_threads() {
+        assert_eq!(
+            check_bounds::<(u32,), _>(&(7u32,), threads(u128::MAX)),
+            Ok(())
+        );
+    }
 }

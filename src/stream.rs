@@ -30,6 +30,12 @@ pub struct Stream<'a> {
     _tied: Tied<'a>,
 }
 
+impl core::fmt::Debug for Stream<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Stream({:?})", self.raw)
+    }
+}
+
 impl<'ctx> CurrentContext<'ctx> {
     /// Creates a stream (`CU_STREAM_NON_BLOCKING` to not synchronise with the legacy
     /// default stream).
@@ -155,6 +161,37 @@ impl Stream<'_> {
         value: T,
     ) -> Result<(), CudaError> {
         dst.view_mut().set(value, Some(self.raw))
+    }
+
+    /// Queues a copy of `src` into `dst`, device to device (same element type, CF12,
+    /// and same length, else [`CudaError::LengthMismatch`]), in this stream's order
+    /// (`cuMemcpyDtoDAsync`): later work on the stream sees the result; the host does
+    /// not wait. Device memory is borrowed only for the call, as for
+    /// [`fill`](Self::fill). A stream-ordered buffer's memory only on its own stream
+    /// ([`CudaError::WrongStream`]); nothing to copy (no bytes) queues nothing.
+    pub fn copy<T: DeviceCopy>(
+        &self,
+        dst: &mut impl DeviceWrite<T>,
+        src: &impl DeviceRead<T>,
+    ) -> Result<(), CudaError> {
+        let (dst, src) = (dst.view_mut(), src.view());
+        same_len(dst.len(), src.len())?;
+        crate::memory::check_stream(dst.stream_order(), Some(self.raw), None)?;
+        crate::memory::check_stream(src.stream_order(), Some(self.raw), None)?;
+        let bytes = crate::memory::bytes::<T>(dst.len())?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: two live ranges of `bytes` bytes (the source borrowed shared, so it
+        // is not the destination), queued on a live stream of the current context.
+        check(unsafe {
+            self.driver.table().cuMemcpyDtoDAsync()?(
+                dst.device_ptr(),
+                src.device_ptr(),
+                bytes,
+                self.raw,
+            )
+        })
     }
 
     /// The stream's priority.
@@ -404,6 +441,9 @@ pub(crate) unsafe fn queue_to_device<T: DeviceCopy>(
     src: &[T],
 ) -> Result<(), CudaError> {
     same_len(dst_len, src.len())?;
+    if size_of_val(src) == 0 {
+        return Ok(()); // nothing to copy (an empty buffer's address is 0)
+    }
     // SAFETY: the caller's contract; both ranges hold `src.len()` elements.
     check(unsafe {
         driver.table().cuMemcpyHtoDAsync()?(dst, src.as_ptr().cast(), size_of_val(src), stream)
@@ -425,9 +465,18 @@ pub(crate) unsafe fn queue_to_host<T: DeviceCopy>(
     src_len: usize,
 ) -> Result<(), CudaError> {
     same_len(dst.len(), src_len)?;
+    if size_of_val(dst) == 0 {
+        return Ok(());
+    }
     // SAFETY: the caller's contract; both ranges hold `dst.len()` elements.
     check(unsafe {
         driver.table().cuMemcpyDtoHAsync()?(dst.as_mut_ptr().cast(), src, size_of_val(dst), stream)
     })
 }
 static_assertions::assert_not_impl_any!(AsyncScope<'static, 'static>: Send, Sync);
+
+impl core::fmt::Debug for AsyncScope<'_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "AsyncScope({:?})", self.stream)
+    }
+}

@@ -362,3 +362,34 @@ fn multi_gpu_with_no_driver_chosen_splits_the_work_over_softcudas_devices() {
         "{s}"
     );
 }
+
+#[test]
+fn pointer_kernel_with_no_driver_chosen_runs_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("pointer_kernel");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    assert!(s.contains("fewer than the launch's length 100001"), "{s}");
+    assert!(
+        s.contains("100000 elements, all equal to the CPU result"),
+        "{s}"
+    );
+}
+
+#[test]
+fn kernel_library_with_no_driver_chosen_runs_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        return;
+    }
+    let out = run_unchosen("kernel_library");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("Running on softcuda"), "{s}");
+    for t in 1..=2 {
+        let line = format!("thread {t}: 10000 elements, all equal to the CPU result: true");
+        assert!(s.contains(&line), "{s}");
+    }
+}

@@ -905,6 +905,17 @@ fn rows() -> Vec<Row> {
                 s.fill(&mut b, 7)
             }
         ),
+        ctx!(
+            "Stream::copy",
+            "cuMemcpyDtoDAsync",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let (s, mut b) = (stream(cur)?, cur.alloc::<u32>(4)?);
+                let a = cur.alloc::<u32>(4)?;
+                arm();
+                s.copy(&mut b, &a)
+            }
+        ),
         // --- pinned host memory -------------------------------------------------------
         ctx!(
             "CurrentContext::alloc_host",
@@ -2458,6 +2469,8 @@ fn carries(e: &CudaError, code: CUresult) -> bool {
         CudaError::JitFailed { source, .. } => *source == code,
         // cuGraphExecUpdate's failure, with the reason and node the driver gave.
         CudaError::GraphUpdate { .. } => code == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+        // A name lookup's NOT_FOUND, with the name.
+        CudaError::NotFound { .. } => code == CUresult::CUDA_ERROR_NOT_FOUND,
         _ => false,
     }
 }
@@ -2734,12 +2747,24 @@ fn every_injected_fault_comes_back_typed_with_nothing_leaked() {
 /// into, and why. (`cuGetProcAddress`, which the loader calls through a raw pointer
 /// while it builds the table, is not a table call; load failures are
 /// tests/loader.rs's.)
-const NOT_INJECTED: &[(&str, &str)] = &[(
-    "cuFuncGetName",
-    "called only when a tracing subscriber formats a launch span's kernel name; a \
-     failure is written into that field as text and never returned (no entry point \
-     fails with it)",
-)];
+const NOT_INJECTED: &[(&str, &str)] = &[
+    (
+        "cuFuncGetName",
+        "called only when a tracing subscriber formats a launch span's kernel name; a \
+         failure is written into that field as text and never returned (no entry point \
+         fails with it)",
+    ),
+    (
+        "cuFuncGetParamCount",
+        "CUDA 13.2: this sweep's softcuda reports 12.9, so no entry point reaches it \
+         here; tests/cuda13.rs injects into it on softcuda reporting 13.5",
+    ),
+    (
+        "cuKernelGetParamCount",
+        "CUDA 13.2, as cuFuncGetParamCount; tests/cuda13.rs covers its failure path \
+         through cuKernelGetParamInfo",
+    ),
+];
 
 /// What `src/` calls through the driver table (`.cuName(` after a table
 /// expression), everything but the generated `sys` and `table` code: the driver

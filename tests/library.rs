@@ -75,7 +75,8 @@ fn library_variables_exist_once_per_context() {
         ));
         assert!(matches!(
             lib.global::<u32>(cur, "missing"),
-            Err(CudaError::Driver(CUresult::CUDA_ERROR_NOT_FOUND))
+            Err(CudaError::NotFound { what: "variable", place: "library", ref name, .. })
+                if name == "missing"
         ));
         Ok(())
     })
@@ -145,7 +146,8 @@ fn refusals() {
     let missing = unsafe { lib.kernel::<()>("no_such_kernel") };
     assert!(matches!(
         missing,
-        Err(CudaError::Driver(CUresult::CUDA_ERROR_NOT_FOUND))
+        Err(CudaError::NotFound { what: "kernel", place: "library", ref name, .. })
+            if name == "no_such_kernel"
     ));
     assert!(matches!(
         d.load_library(b"\x7fELF\x02\x01\x01", &JitOptions::default()),
@@ -332,5 +334,61 @@ fn a_library_dropped_while_its_kernel_runs_waits_for_it() {
     .unwrap()
     .unwrap();
     drop(ctx);
+    no_leaks();
+}
+
+/// A kernel library as a library author writes one: the library and the keys of its
+/// kernels in one value, shared by threads through an `Arc`.
+struct Blas {
+    library: oxicuda_driver::library::Library,
+    add: oxicuda_driver::library::KernelKey<(In<f32>, In<f32>, Out<f32>)>,
+}
+
+#[test]
+fn a_library_and_its_kernel_keys_live_in_one_value_shared_by_threads() {
+    let (d, _g) = driver();
+    let library = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
+    // SAFETY: kernels/slices.cu: vector_add writes c only below its length and reads
+    // a and b only below theirs.
+    let add = unsafe { library.kernel_key("vector_add") }.unwrap();
+    let blas = std::sync::Arc::new(Blas { library, add });
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let blas = blas.clone();
+            std::thread::spawn(move || {
+                let ctx = Context::new(&d.device(0).unwrap(), CUctx_flags::empty()).unwrap();
+                ctx.bind(|cur| -> Result<Vec<f32>, CudaError> {
+                    let kernel = blas.library.get(&blas.add)?;
+                    assert_eq!(kernel.name(), "vector_add");
+                    let f = kernel.function(cur)?;
+                    let a = cur.alloc_from(&[t as f32; 4])?;
+                    let mut c = cur.alloc::<f32>(4)?;
+                    let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+                    f.launch(&s, 1, 32, 0, (&a, &a, &mut c))?;
+                    s.synchronize()?;
+                    c.to_vec()
+                })
+                .unwrap()
+                .unwrap()
+            })
+        })
+        .collect();
+    let sums: Vec<Vec<f32>> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(sums, [vec![0.0; 4], vec![2.0; 4]]);
+    // A key is its own library's: another library (even one loaded from the same
+    // image, or one that reuses an unloaded library's handle) refuses it.
+    let other = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
+    assert!(matches!(other.get(&blas.add), Err(CudaError::ForeignKey)));
+    let key = blas.add.clone();
+    drop(blas);
+    let again = d
+        .load_library(SLICES.as_bytes(), &JitOptions::default())
+        .unwrap();
+    assert!(matches!(again.get(&key), Err(CudaError::ForeignKey)));
+    drop((other, again));
     no_leaks();
 }

@@ -10,7 +10,7 @@ mod common;
 
 use common::{ON_GPU, libsoftcuda};
 use core::ffi::{c_char, c_int};
-use oxicuda_driver::launch::{In, Out};
+use oxicuda_driver::launch::{In, Len, Out, Ptr, PtrMut};
 use oxicuda_driver::module::JitOptions;
 use oxicuda_driver::stream::Timing;
 use oxicuda_driver::sys::{CUctx_flags, CUmemhostalloc_flags, CUstream_flags};
@@ -147,13 +147,26 @@ fn a_launch_an_event_record_and_an_async_copy_allocate_nothing() {
         r??;
         let (fill, r) = allocations(|| stream.fill(&mut c, 0.5f32));
         r?;
+        // A raw-pointer kernel whose `Len` the launch checks against each view.
+        let ptr_module = cur.load_ptx(
+            include_str!("../kernels/vector_add.ptx"),
+            &JitOptions::default(),
+        )?;
+        // SAFETY: kernels/vector_add.cu touches a, b and c only below n.
+        let ptr_add = unsafe {
+            ptr_module.function::<(Ptr<f32>, Ptr<f32>, PtrMut<f32>, Len<u32>)>("vector_add")?
+        };
+        let mut d = cur.alloc::<f32>(n as usize)?;
+        let (checked, r) = allocations(|| ptr_add.launch(&stream, n / 256, 256, 0, (&a, &b, &mut d, n)));
+        r?;
         stream.synchronize()?;
         assert_eq!(
-            (launch, split, record, copy, fill),
-            (0, 0, 0, 0, 0),
-            "allocations: launch, split launch, event record, scoped async copy, async fill"
+            (launch, split, record, copy, fill, checked),
+            (0, 0, 0, 0, 0, 0),
+            "allocations: launch, split launch, event record, scoped async copy, async fill, pointer launch with Len"
         );
         assert!(host.iter().all(|v| *v == 3.0));
+        assert!(d.to_vec()?.iter().all(|v| *v == 3.0));
         assert!(end.elapsed_since(&start)? >= 0.0);
         // The counter does count: a Vec allocates.
         assert_eq!(allocations(|| c.to_vec().map(|v| v.len())).0, 1);

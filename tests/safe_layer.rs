@@ -265,3 +265,41 @@ fn typed_globals_attributes_occupancy_and_peer_access() {
     drop((ctx, peer));
     no_leaks();
 }
+
+/// A module and its kernels kept in one value, as a kernel library keeps them.
+struct Kernels<'c> {
+    module: oxicuda_driver::module::Module<'c>,
+    add: oxicuda_driver::module::FunctionKey<(In<f32>, In<f32>, Out<f32>)>,
+    saxpy: oxicuda_driver::module::FunctionKey<(f32, In<f32>, Out<f32>)>,
+}
+
+#[test]
+fn a_module_and_its_function_keys_live_in_one_value() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: kernels/slices.cu: each kernel writes its `Out` only below its
+        // length and reads its `In`s only below theirs.
+        let (add, saxpy) = unsafe {
+            (
+                module.function_key("vector_add")?,
+                module.function_key("saxpy")?,
+            )
+        };
+        let k = Kernels { module, add, saxpy };
+        let a = cur.alloc_from(&[1.0f32, 2.0, 3.0])?;
+        let mut c = cur.alloc::<f32>(3)?;
+        let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        k.module
+            .get(&k.add)?
+            .launch(&s, 1, 32, 0, (&a, &a, &mut c))?;
+        k.module
+            .get(&k.saxpy)?
+            .launch(&s, 1, 32, 0, (10.0f32, &a, &mut c))?;
+        s.synchronize()?;
+        assert_eq!(c.to_vec()?, [12.0, 24.0, 36.0]);
+        // Another module (the same image loaded again) refuses the key.
+        let other = cur.load_ptx(SLICES, &JitOptions::default())?;
+        assert!(matches!(other.get(&k.add), Err(CudaError::ForeignKey)));
+        Ok(())
+    });
+}

@@ -16,7 +16,7 @@ use common::{
 use oxicuda_driver::error::check;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
-use oxicuda_driver::sys::{CUcontext, CUctx_flags, CUmemhostalloc_flags, CUresult, CUstream_flags};
+use oxicuda_driver::sys::{CUcontext, CUctx_flags, CUmemhostalloc_flags, CUstream_flags};
 use oxicuda_driver::{Context, CudaError, Driver, DriverOptions, PrimaryContext};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -415,10 +415,20 @@ fn an_oversized_grid_is_refused_at_launch() {
         let rows = unsafe { module.function::<(Out<u32>, u32)>("rows")? };
         let mut m = cur.alloc::<u32>(4)?;
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        for grid in [(1u32 << 31, 1), (1, 65_536)] {
+        // Refused before the driver call, naming the dimension and the limit.
+        use oxicuda_driver::error::LaunchDimension as D;
+        for (grid, what, value, limit) in [
+            ((1u32 << 31, 1), D::GridX, 1u64 << 31, (1u64 << 31) - 1),
+            ((1, 65_536), D::GridY, 65_536, 65_535),
+        ] {
             assert_eq!(
                 rows.launch(&stream, grid, (1, 1), 0, (&mut m, 1u32)),
-                Err(CudaError::Driver(CUresult::CUDA_ERROR_INVALID_VALUE)),
+                Err(CudaError::LaunchLimit {
+                    what,
+                    value,
+                    limit,
+                    limit_of: "every CUDA device"
+                }),
                 "grid {grid:?}"
             );
         }

@@ -390,6 +390,36 @@ fn a_graph_kernel_node_takes_a_map() {
 }
 
 #[test]
+fn a_graph_refuses_a_map_of_a_stream_buffer_for_either_parameter_kind() {
+    on_device0(|cur| {
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let mut buf = stream.alloc_async::<u8>(BYTES)?;
+        let t = tiled();
+        let map =
+            TensorMap::<_, Base>::tiled(buf.as_mut_slice(), &t.dims, &t.strides).encode(cur)?;
+        let module = cur.load_ptx(KERNEL, &JitOptions::default())?;
+        // SAFETY: as in the first test.
+        let load =
+            unsafe { module.function::<(u32, TensorMapIn<Base>, Out<u64>)>("copy_tensor_map")? };
+        // SAFETY: as above.
+        let store =
+            unsafe { module.function::<(u32, TensorMapOut<Base>, Out<u64>)>("copy_tensor_map")? };
+        let a = cur.alloc::<u64>(17)?;
+        let wrong = Err(CudaError::WrongStream { argument: Some(1) });
+        let mut g = cur.create_graph()?;
+        let node = g.add_kernel(&[], &load, 1, 1, 0, (5u32, &map, &a));
+        assert_eq!(node.map(|_| ()), wrong);
+        // A read-write map borrowed shared for a `TensorMapOut` node parameter.
+        let node = g.add_kernel(&[], &store, 1, 1, 0, (6u32, &map, &a));
+        assert_eq!(node.map(|_| ()), wrong);
+        drop(g);
+        drop(map);
+        drop(buf);
+        stream.synchronize()
+    });
+}
+
+#[test]
 fn a_read_write_map_passes_for_a_tensor_map_out_parameter() {
     on_device0(|cur| {
         let mut buf = cur.alloc::<f32>(BYTES / 4)?;

@@ -3,30 +3,28 @@
 //! no device — softcuda, the software driver, saying so.
 
 use oxicuda_driver::loader::{ENV_DRIVER, ENV_DRIVER_PATH};
-use oxicuda_driver::{CudaError, Driver, DriverOptions, LoadError};
+use oxicuda_driver::{CudaError, Driver, DriverOptions};
 
-/// The driver to run on, initialised, and whether it is softcuda.
+/// Whether the environment chooses the driver (`OXICUDA_DRIVER`, `OXICUDA_DRIVER_PATH`).
+pub fn chosen() -> bool {
+    std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some()
+}
+
+/// The driver to run on, initialised, and whether it is softcuda. Call it before
+/// anything loads the process-wide driver.
 pub fn choose() -> Result<(&'static Driver, bool), CudaError> {
-    let chosen =
-        std::env::var_os(ENV_DRIVER).is_some() || std::env::var_os(ENV_DRIVER_PATH).is_some();
-    match oxicuda_driver::init() {
-        Ok(d) => Ok((d, false)),
-        Err(e)
-            if !chosen
-                && (e.is_no_device()
-                    || matches!(e, CudaError::Load(LoadError::LibraryNotFound { .. }))) =>
-        {
-            println!("No GPU here ({e}).");
-            println!("Running on softcuda, the software CUDA driver.");
-            // The process-wide slot holds the system driver's failure; this one lives
-            // for the rest of the program instead.
-            let soft: &'static Driver =
-                Box::leak(Box::new(Driver::load(&DriverOptions::software())?));
-            soft.init()?;
-            Ok((soft, true))
-        }
-        Err(e) => Err(e),
+    let chosen = chosen();
+    let d = match chosen {
+        true => oxicuda_driver::init()?,
+        // The GPU if there is one, else softcuda: one call.
+        false => oxicuda_driver::driver_with(DriverOptions::auto())?,
+    };
+    if d.is_software() && !chosen {
+        println!("No GPU here (no CUDA driver library, or one that found no device).");
+        println!("Running on softcuda, the software CUDA driver.");
     }
+    d.init()?;
+    Ok((d, d.is_software()))
 }
 
 /// Runs `body` on the chosen driver (see [`choose`]). Exit status: 0 on success; 2

@@ -67,6 +67,11 @@ pub enum CudaError {
     /// mean nothing to each other.
     #[error("the context belongs to another CUDA driver than the binding's")]
     ForeignDriver,
+    /// A [`FunctionKey`](crate::module::FunctionKey) or
+    /// [`KernelKey`](crate::library::KernelKey) given to another module or library
+    /// than the one it was declared in.
+    #[error("the kernel key was declared in another module or library than the one asked")]
+    ForeignKey,
     /// A graph node handle used with a graph it does not belong to (another graph, or
     /// one cloned before the node was added).
     #[error("the node (#{index}) belongs to another graph")]
@@ -131,6 +136,45 @@ pub enum CudaError {
         /// The launch argument (from 0), when the memory was one.
         argument: Option<usize>,
     },
+    /// A safe launch whose [`Len`](crate::launch::Len) argument is negative.
+    #[error(
+        "launch argument {parameter} is the launch's length, {value}: a length cannot be negative"
+    )]
+    NegativeLength {
+        /// The `Len` argument (from 0).
+        parameter: usize,
+        /// Its value.
+        value: i64,
+    },
+    /// A safe launch bounded by a [`Len<I>`](crate::launch::Len) with more threads
+    /// (grid × block, every dimension) than `I` can count: a kernel that computes a
+    /// thread's linear index in `I` (`int i = blockIdx.x * blockDim.x + threadIdx.x`)
+    /// would wrap it and pass its bound check below zero.
+    #[error(
+        "launch argument {parameter} is the launch's length, whose type counts at most {max} threads, but the launch has {threads}: use a smaller grid, or a wider length type (`Len<i64>`, `Len<u64>`) in a kernel whose index is as wide"
+    )]
+    TooManyThreadsForLen {
+        /// The `Len` argument (from 0).
+        parameter: usize,
+        /// The launch's threads: grid × block.
+        threads: u128,
+        /// The largest value of the `Len`'s type.
+        max: u64,
+    },
+    /// A safe launch whose raw pointer argument ([`Ptr`](crate::launch::Ptr),
+    /// [`PtrMut`](crate::launch::PtrMut)) is a view shorter than the launch's
+    /// [`Len`](crate::launch::Len) value: the kernel may touch every element below it.
+    #[error(
+        "launch argument {parameter} is a view of {len} elements, fewer than the launch's length {value}"
+    )]
+    ViewTooShort {
+        /// The pointer argument (from 0).
+        parameter: usize,
+        /// Its view's length in elements.
+        len: usize,
+        /// The `Len` argument's value.
+        value: u64,
+    },
     /// A copy between host and device (or two buffers) of different lengths.
     #[error(
         "copy of mismatched lengths: destination holds {destination_len} elements, source {source_len}"
@@ -182,7 +226,7 @@ pub enum CudaError {
     },
     /// A kernel's declared signature differs from its parameters.
     #[error(
-        "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}"
+        "kernel `{function}`, parameter {parameter}: declared {expected}, but the kernel has {found}{hint}"
     )]
     SignatureMismatch {
         /// The kernel.
@@ -193,6 +237,40 @@ pub enum CudaError {
         expected: String,
         /// What the kernel has.
         found: String,
+        /// What the sizes suggest, when they suggest something (a slice `In`/`Out`
+        /// declared for a raw pointer, or the reverse), else empty: starts with `; `.
+        hint: &'static str,
+    },
+    /// A kernel or variable the module or library does not have (the driver's
+    /// `CUDA_ERROR_NOT_FOUND`, which [`code`](CudaError::code) gives), with the name
+    /// asked for and the names of that kind it has, where they are known (kernels of
+    /// a module loaded from PTX text, or of a library on a driver 12.4+).
+    #[error("no {what} named `{name}` in the {place}{}", KnownNames(known))]
+    NotFound {
+        /// `"kernel"` or `"variable"`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+        /// `"module"` or `"library"`.
+        place: &'static str,
+        /// The names of that kind it has, if known (else empty).
+        known: Vec<String>,
+    },
+    /// A launch's grid, block or dynamic shared memory outside what the device (or
+    /// the function) allows, or a grid or block dimension of 0: found before the
+    /// driver call where the limit is every device's (grid and block shapes), else
+    /// from the device's and the function's limits once the driver refused it.
+    #[error("{}", LaunchLimitText(*what, *value, *limit, limit_of))]
+    LaunchLimit {
+        /// The dimension at fault.
+        what: LaunchDimension,
+        /// What the launch asked for.
+        value: u64,
+        /// The most it may be (for a dimension of 0: at least 1).
+        limit: u64,
+        /// Whose limit it is: `"every CUDA device"`, `"the device's
+        /// MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"`, `"the function's MAX_THREADS_PER_BLOCK"`, ...
+        limit_of: &'static str,
     },
     /// A tensor map's parameter breaks a rule of `cuTensorMapEncode*` or
     /// `cuTensorMapReplaceAddress` (or the tensor does not fit in the memory it
@@ -281,6 +359,76 @@ fn sticky_note(code: CUresult) -> &'static str {
     }
 }
 
+/// One dimension of a launch (see [`CudaError::LaunchLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LaunchDimension {
+    /// The grid's x dimension (blocks).
+    GridX,
+    /// The grid's y dimension.
+    GridY,
+    /// The grid's z dimension.
+    GridZ,
+    /// The block's x dimension (threads).
+    BlockX,
+    /// The block's y dimension.
+    BlockY,
+    /// The block's z dimension.
+    BlockZ,
+    /// Threads per block (x × y × z).
+    BlockThreads,
+    /// Dynamic shared memory, bytes.
+    SharedBytes,
+}
+
+impl fmt::Display for LaunchDimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::GridX => "grid.x",
+            Self::GridY => "grid.y",
+            Self::GridZ => "grid.z",
+            Self::BlockX => "block.x",
+            Self::BlockY => "block.y",
+            Self::BlockZ => "block.z",
+            Self::BlockThreads => "threads per block",
+            Self::SharedBytes => "dynamic shared memory (bytes)",
+        })
+    }
+}
+
+/// The message of [`CudaError::LaunchLimit`].
+struct LaunchLimitText<'a>(LaunchDimension, u64, u64, &'a str);
+
+impl fmt::Display for LaunchLimitText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self(what, value, limit, limit_of) = self;
+        if *value == 0 {
+            write!(
+                f,
+                "launch {what} is 0: every grid and block dimension must be at least 1"
+            )
+        } else {
+            write!(
+                f,
+                "launch {what} is {value}, above the limit of {limit} ({limit_of})"
+            )
+        }
+    }
+}
+
+/// `; it has `a`, `b`` when names are known, nothing otherwise.
+struct KnownNames<'a>(&'a [String]);
+
+impl fmt::Display for KnownNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, n) in self.0.iter().enumerate() {
+            f.write_str(if i == 0 { "; it has " } else { ", " })?;
+            write!(f, "`{n}`")?;
+        }
+        Ok(())
+    }
+}
+
 /// ` at node #n` when the driver named a node, nothing otherwise.
 struct AtNode(Option<usize>);
 
@@ -298,6 +446,7 @@ impl CudaError {
     pub fn code(&self) -> Option<CUresult> {
         match self {
             Self::Driver(code) | Self::ContextPoisoned { code } => Some(*code),
+            Self::NotFound { .. } => Some(CUresult::CUDA_ERROR_NOT_FOUND),
             _ => None,
         }
     }

@@ -58,6 +58,15 @@ pub struct Capturing<'c, 'g> {
     _scope: PhantomData<&'c mut &'c ()>,
 }
 
+impl core::fmt::Debug for Capturing<'_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Capturing")
+            .field("stream", &self.ops.stream)
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
 /// The operations legal under capture, on one stream of the capture.
 struct Ops<'g> {
     driver: &'static Driver,
@@ -75,7 +84,34 @@ macro_rules! capture_ops {
         impl<'g> $ty<'_, 'g> {
             /// Captures a launch of `function` (the arguments are checked by the
             /// compiler against `S`; the memory they name is borrowed for `'g`).
-            pub fn launch<S: Signature>(
+            ///
+            /// A raw-pointer signature's [`Len`](crate::launch::Len) is checked
+            /// against the views as for [`Function::launch`]; an unbounded one is
+            /// captured through [`launch_unchecked`](Self::launch_unchecked).
+            pub fn launch<S: crate::launch::Bounded>(
+                &self,
+                function: &'g Function<'_, S>,
+                grid: impl Into<Dim3>,
+                block: impl Into<Dim3>,
+                shared_bytes: u32,
+                args: impl GraphArgs<S> + 'g,
+            ) -> Result<(), CudaError> {
+                let (grid, block) = (grid.into(), block.into());
+                crate::launch::check_bounds::<S, _>(
+                    &args,
+                    crate::launch::launch_threads(grid, block),
+                )?;
+                self.ops.launch(function, grid, block, shared_bytes, args)
+            }
+
+            /// [`launch`](Self::launch) for every signature, raw pointers without a
+            /// [`Len`](crate::launch::Len) included; no length is checked.
+            ///
+            /// # Safety
+            /// As for [`Function::launch_unchecked`], for every launch of the graph
+            /// made from this capture: the kernel stays inside the view passed for
+            /// each raw pointer argument.
+            pub unsafe fn launch_unchecked<S: Signature>(
                 &self,
                 function: &'g Function<'_, S>,
                 grid: impl Into<Dim3>,
@@ -154,12 +190,15 @@ impl<'g> Ops<'g> {
             Some(GraphRef::Condition(_)) => return Err(CudaError::ForeignCondition),
             None => {}
         }
+        if !crate::launch::fits_every_device(grid, block) {
+            return Err(crate::launch::shape_error(grid, block));
+        }
         crate::launch::check_streams::<S, _>(&args, None)?;
         let launch = self.driver.table().cuLaunchKernel()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             // SAFETY: one pointer per declared parameter, each to a value of its
             // declared size (checked at lookup); captured, the values are copied now.
-            check(unsafe {
+            let r = unsafe {
                 launch(
                     function.raw,
                     grid.0,
@@ -173,7 +212,26 @@ impl<'g> Ops<'g> {
                     params.as_mut_ptr(),
                     core::ptr::null_mut(),
                 )
-            })
+            };
+            if r == crate::sys::CUresult::CUDA_SUCCESS {
+                Ok(())
+            } else {
+                let f = function.raw;
+                let (g, b, d) = (grid, block, self.driver);
+                let e = crate::launch::launch_failed(
+                    d,
+                    f,
+                    g.0,
+                    g.1,
+                    g.2,
+                    b.0,
+                    b.1,
+                    b.2,
+                    shared_bytes,
+                    r,
+                );
+                Err(e)
+            }
         })
     }
 
@@ -218,7 +276,7 @@ impl<'g> Ops<'g> {
     }
 
     fn host_fn(&self, f: impl Fn() + Send + Sync + 'g) -> Result<(), CudaError> {
-        let launch = self.driver.table().cuLaunchHostFunc()?;
+        let launch = self.driver.table().cuLaunchHostFunc_v10000()?;
         let p = host_params(&mut self.host_fns.borrow_mut(), f);
         // SAFETY: the function's data lives as long as the captured graph and every
         // graph made from it (their `host_fns`).
@@ -363,6 +421,15 @@ pub struct Branch<'c> {
     /// The capture it belongs to (`cuStreamGetCaptureInfo`'s identity).
     capture: u64,
     _borrowed: PhantomData<&'c mut ()>,
+}
+
+impl core::fmt::Debug for Branch<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Branch")
+            .field("stream", &self.stream)
+            .field("capture", &self.capture)
+            .finish()
+    }
 }
 
 /// Ends a capture when dropped (on unwind, or an early return), discarding its graph.

@@ -7,7 +7,7 @@
 
 use super::{BodyOf, Graph, Kind, Node};
 use crate::error::{CudaError, check};
-use crate::launch::sealed::{ArgBytes, GraphRef, Param};
+use crate::launch::sealed::{ArgBytes, GraphRef, Param, Reach};
 use crate::launch::{GraphArg, KernelParam};
 use crate::sys::{
     CU_GRAPH_COND_ASSIGN_DEFAULT, CUDA_CONDITIONAL_NODE_PARAMS, CUgraph,
@@ -43,7 +43,9 @@ impl ConditionalHandle {
     }
 }
 
-impl Param for ConditionalHandle {}
+impl Param for ConditionalHandle {
+    type Class = crate::launch::sealed::Free;
+}
 impl KernelParam for ConditionalHandle {
     const SIZE: usize = 8;
     const ALIGN: usize = 8;
@@ -53,8 +55,11 @@ impl ArgBytes<ConditionalHandle> for ConditionalHandle {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         (&mut self.value as *mut u64).cast()
     }
-    fn graph_ref(&self) -> Option<GraphRef> {
-        Some(GraphRef::Condition(self.owner))
+    fn reach(&self) -> Reach {
+        Reach {
+            graph: Some(GraphRef::Condition(self.owner)),
+            ..Reach::VALUE
+        }
     }
 }
 
@@ -73,7 +78,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         let t = self.driver.table();
         let create = t.cuGraphConditionalHandleCreate()?;
         // The 12.3 form (with edge data), else the 12.2 one.
-        let (add_new, add_old) = match (t.cuGraphAddNode(), t.cuGraphAddNode_v12020()) {
+        let (add_new, add_old) = match (t.cuGraphAddNode_v12030(), t.cuGraphAddNode_v12020()) {
             (Ok(f), _) => (Some(f), None),
             (Err(_), Ok(f)) => (None, Some(f)),
             (Err(e), Err(_)) => return Err(e),

@@ -17,6 +17,15 @@ pub struct GraphExec<'g> {
     graph: Graph<'g>,
 }
 
+impl core::fmt::Debug for GraphExec<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("GraphExec")
+            .field("raw", &self.raw)
+            .field("graph", &self.graph)
+            .finish()
+    }
+}
+
 impl<'g> GraphExec<'g> {
     pub(super) fn new(graph: Graph<'g>) -> Result<GraphExec<'g>, CudaError> {
         let mut raw = CUgraphExec::NULL;
@@ -47,7 +56,39 @@ impl<'g> GraphExec<'g> {
     /// Gives the kernel node `node` new arguments — checked by the compiler against its
     /// signature — for the launches that follow. The memory they name is borrowed for
     /// `'g`, like the graph's own.
-    pub fn set_kernel_args<S: Signature>(
+    ///
+    /// A raw-pointer signature's [`Len`](crate::launch::Len) is checked against the
+    /// views as for [`Function::launch`](crate::module::Function::launch); a node of
+    /// an unbounded signature takes new arguments through
+    /// [`set_kernel_args_unchecked`](Self::set_kernel_args_unchecked).
+    pub fn set_kernel_args<S: crate::launch::Bounded>(
+        &mut self,
+        node: &KernelNode<S>,
+        args: impl GraphArgs<S> + 'g,
+    ) -> Result<(), CudaError> {
+        crate::launch::check_bounds::<S, _>(
+            &args,
+            crate::launch::launch_threads(node.grid, node.block),
+        )?;
+        self.set_kernel_args_raw(node, args)
+    }
+
+    /// [`set_kernel_args`](Self::set_kernel_args) for every signature; no length is
+    /// checked.
+    ///
+    /// # Safety
+    /// As for [`Graph::add_kernel_unchecked`](crate::graph::Graph::add_kernel_unchecked),
+    /// for every launch that follows with these arguments.
+    pub unsafe fn set_kernel_args_unchecked<S: Signature>(
+        &mut self,
+        node: &KernelNode<S>,
+        args: impl GraphArgs<S> + 'g,
+    ) -> Result<(), CudaError> {
+        self.set_kernel_args_raw(node, args)
+    }
+
+    /// New kernel-node arguments, once the bound (if any) is checked or promised.
+    fn set_kernel_args_raw<S: Signature>(
         &mut self,
         node: &KernelNode<S>,
         args: impl GraphArgs<S> + 'g,

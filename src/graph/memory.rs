@@ -10,8 +10,8 @@
 
 use super::{Graph, Kind, Node};
 use crate::error::{CudaError, check};
-use crate::launch::sealed::{ArgBytes, GraphRef};
-use crate::launch::{GraphArg, In, Out};
+use crate::launch::sealed::{ArgBytes, GraphRef, Reach};
+use crate::launch::{GraphArg, In, Out, Ptr, PtrMut};
 use crate::memory::{DeviceCopy, bytes};
 use crate::sys::{
     CUDA_MEM_ALLOC_NODE_PARAMS, CUdevice, CUdeviceptr, CUmemAllocationType, CUmemLocationType,
@@ -20,7 +20,8 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 
 /// Device memory of `len` elements of `T` that a graph allocates when it runs: an
-/// argument of the graph's kernel nodes (for `In<T>` and `Out<T>` alike) that depend
+/// argument of the graph's kernel nodes (for `In<T>`, `Out<T>`, `Ptr<T>` and `PtrMut<T>`
+/// alike) that depend
 /// on its allocation node and precede its free node. A plain handle (`Copy`): the
 /// graph checks each use.
 pub struct GraphMemory<T: DeviceCopy> {
@@ -73,13 +74,23 @@ impl<T: DeviceCopy> GraphMemory<T> {
     }
 }
 
+impl<T: DeviceCopy> GraphMemory<T> {
+    /// What it lets a kernel reach: its elements, within its graph.
+    fn reach(&self) -> Reach {
+        Reach {
+            graph: Some(self.id()),
+            ..Reach::view(None, self.len)
+        }
+    }
+}
+
 impl<T: DeviceCopy> GraphArg<In<T>> for GraphMemory<T> {}
 impl<T: DeviceCopy> ArgBytes<In<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn graph_ref(&self) -> Option<GraphRef> {
-        Some(self.id())
+    fn reach(&self) -> Reach {
+        GraphMemory::reach(self)
     }
 }
 impl<T: DeviceCopy> GraphArg<Out<T>> for GraphMemory<T> {}
@@ -87,8 +98,28 @@ impl<T: DeviceCopy> ArgBytes<Out<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn graph_ref(&self) -> Option<GraphRef> {
-        Some(self.id())
+    fn reach(&self) -> Reach {
+        GraphMemory::reach(self)
+    }
+}
+impl<T: DeviceCopy> GraphArg<Ptr<T>> for GraphMemory<T> {}
+impl<T: DeviceCopy> ArgBytes<Ptr<T>> for GraphMemory<T> {
+    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
+        scratch[0] = self.ptr;
+        scratch.as_mut_ptr().cast()
+    }
+    fn reach(&self) -> Reach {
+        GraphMemory::reach(self)
+    }
+}
+impl<T: DeviceCopy> GraphArg<PtrMut<T>> for GraphMemory<T> {}
+impl<T: DeviceCopy> ArgBytes<PtrMut<T>> for GraphMemory<T> {
+    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
+        scratch[0] = self.ptr;
+        scratch.as_mut_ptr().cast()
+    }
+    fn reach(&self) -> Reach {
+        GraphMemory::reach(self)
     }
 }
 
@@ -119,7 +150,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         let t = self.driver.table();
         let mut device: CUdevice = 0;
         // SAFETY: a valid out-pointer.
-        check(unsafe { t.cuCtxGetDevice()?(&mut device) })?;
+        check(unsafe { t.cuCtxGetDevice_v2000()?(&mut device) })?;
         // SAFETY: integers, handles and null pointers: all-zero is valid, and is what
         // the driver expects of the fields not set below.
         let mut p: CUDA_MEM_ALLOC_NODE_PARAMS = unsafe { core::mem::zeroed() };

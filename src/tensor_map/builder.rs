@@ -33,6 +33,19 @@ pub struct TensorMapBuilder<'buf, A: Access, L: TensorLayout> {
     _buf: Tied<'buf, A, L>,
 }
 
+impl<A: Access, L: TensorLayout> core::fmt::Debug for TensorMapBuilder<'_, A, L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TensorMapBuilder")
+            .field("layout", &crate::memory::short_type_name::<L>())
+            .field("address", &format_args!("{:#x}", self.address))
+            .field("bytes", &self.bytes)
+            .field("dtype", &self.layout.dtype)
+            .field("dims", &self.layout.dims)
+            .field("strides", &self.layout.strides)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
     pub(super) fn new<M: TensorMemory<'buf, Access = A>>(
         memory: M,

@@ -140,9 +140,11 @@ use core::marker::PhantomData;
 use layout::Layout;
 
 /// A map whose kernels may only load through it (made from shared device memory).
+#[derive(Debug)]
 pub struct ReadOnly(());
 /// A map whose kernels may load and store through it (made from exclusive device
 /// memory).
+#[derive(Debug)]
 pub struct ReadWrite(());
 
 mod access {

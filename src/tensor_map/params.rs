@@ -17,8 +17,23 @@ pub struct TensorMapIn<L: TensorLayout>(PhantomData<fn() -> L>);
 /// [`ReadWrite`] map of layout `L`.
 pub struct TensorMapOut<L: TensorLayout>(PhantomData<fn() -> L>);
 
-impl<L: TensorLayout> sealed::Param for TensorMapIn<L> {}
-impl<L: TensorLayout> sealed::Param for TensorMapOut<L> {}
+impl<L: TensorLayout> core::fmt::Debug for TensorMapIn<L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "TensorMapIn<{}>", crate::memory::short_type_name::<L>())
+    }
+}
+impl<L: TensorLayout> core::fmt::Debug for TensorMapOut<L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "TensorMapOut<{}>", crate::memory::short_type_name::<L>())
+    }
+}
+
+impl<L: TensorLayout> sealed::Param for TensorMapIn<L> {
+    type Class = sealed::Free;
+}
+impl<L: TensorLayout> sealed::Param for TensorMapOut<L> {
+    type Class = sealed::Free;
+}
 impl<L: TensorLayout> KernelParam for TensorMapIn<L> {
     const SIZE: usize = size_of::<CUtensorMap>();
     const ALIGN: usize = align_of::<CUtensorMap>();
@@ -39,8 +54,8 @@ impl<A: Access, L: TensorLayout> sealed::ArgBytes<TensorMapIn<L>> for &TensorMap
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.order
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(self.order, 0)
     }
 }
 impl<L: TensorLayout> crate::launch::Arg<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {}
@@ -48,8 +63,8 @@ impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &mut TensorMap<'_, R
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
-    fn stream_order(&self) -> Option<crate::sys::CUstream> {
-        self.order
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(self.order, 0)
     }
 }
 impl<A: Access, L: TensorLayout> GraphArg<TensorMapIn<L>> for &TensorMap<'_, A, L> {}
@@ -57,5 +72,8 @@ impl<L: TensorLayout> GraphArg<TensorMapOut<L>> for &TensorMap<'_, ReadWrite, L>
 impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &TensorMap<'_, ReadWrite, L> {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
+    }
+    fn reach(&self) -> sealed::Reach {
+        sealed::Reach::view(self.order, 0)
     }
 }
