@@ -107,7 +107,9 @@ pub use crate::signature::{
     Arg, Args, Bounded, Cooperative, GraphArg, GraphArgs, In, KernelParam, LaunchKind, Len, LenInt,
     Out, Plain, Ptr, PtrMut, Signature,
 };
-pub(crate) use crate::signature::{check_bounds, check_streams, graph_refs, sealed, with_params};
+pub(crate) use crate::signature::{
+    check_and_mark, check_bounds, check_streams, graph_refs, sealed, with_params,
+};
 use crate::stream::Stream;
 
 /// Grid or block dimensions.
@@ -505,7 +507,7 @@ impl<S: Signature> Function<'_, S> {
             // The dimensions as scalars: nothing stored for a call rarely made.
             return Err(shape_error_at(g.0, g.1, g.2, b.0, b.1, b.2));
         }
-        check_streams::<S, _>(&args, Some(stream.raw()))?;
+        check_and_mark::<S, _>(&args, stream)?;
         let launch = self.driver.table().cuLaunchKernel()?;
         with_params::<S, _, _>(args, |params| {
             let mut call = move || {

@@ -655,7 +655,7 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
         args: impl Args<S>,
     ) -> Result<(), CudaError> {
         self.validate_launch(config)?;
-        crate::launch::check_streams::<S, _>(&args, Some(stream.raw()))?;
+        crate::launch::check_and_mark::<S, _>(&args, stream)?;
         let launch = self.driver.table().cuLaunchKernelEx()?;
         let (mut attrs, n) = config.attributes();
         let attrs = attrs.get_mut(..n).unwrap_or_default();

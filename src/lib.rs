@@ -166,6 +166,7 @@ pub mod memory;
 pub mod module;
 #[cfg(feature = "multi-gpu")]
 pub mod nvml;
+mod order;
 #[cfg(feature = "multi-gpu")]
 pub mod peer;
 pub mod pinned;

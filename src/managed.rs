@@ -160,6 +160,8 @@ pub struct ManagedBuffer<'a, T: DeviceCopy> {
     ctx: CUcontext,
     ptr: CUdeviceptr,
     len: usize,
+    /// The stream last queued work that uses it ([`crate::order`]).
+    mark: crate::order::Mark,
     _tied: Tied<'a>,
     _t: PhantomData<T>,
 }
@@ -219,6 +221,7 @@ impl<'ctx> CurrentContext<'ctx> {
             ctx: self.raw(),
             ptr,
             len,
+            mark: crate::order::Mark::new(),
             _tied: PhantomData,
             _t: PhantomData,
         };
@@ -240,6 +243,12 @@ impl<T: DeviceCopy> ManagedBuffer<'_, T> {
     /// Any stream may use it (`cuMemFree` waits for all of them).
     pub(crate) fn stream_order(&self) -> Option<crate::sys::CUstream> {
         None
+    }
+
+    /// Its mark: work queued on a stream marks it, copies through its views wait for
+    /// that ([`crate::order`]; `host` waits for the whole context).
+    pub(crate) fn host_mark(&self) -> Option<&crate::order::Mark> {
+        Some(&self.mark)
     }
 }
 

@@ -22,6 +22,7 @@ use crate::context::CurrentContext;
 use crate::context::Tied;
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
+use crate::order::Mark;
 use crate::sys::{CUdeviceptr, CUresult, CUstream};
 use core::marker::PhantomData;
 use core::ops::{Bound, RangeBounds};
@@ -131,6 +132,8 @@ pub struct DeviceBuffer<'a, T: DeviceCopy> {
     driver: &'static Driver,
     ptr: CUdeviceptr,
     len: usize,
+    /// The stream last queued work that uses it ([`crate::order`]).
+    mark: Mark,
     _tied: Tied<'a>,
     _t: PhantomData<T>,
 }
@@ -146,6 +149,8 @@ pub struct DeviceSlice<'b, T: DeviceCopy> {
     ///
     /// [`StreamBuffer`]: crate::pool::StreamBuffer
     order: Option<CUstream>,
+    /// The mark of the memory it views, if it has one ([`crate::order`]).
+    mark: Option<&'b Mark>,
     _b: PhantomData<(&'b [T], *const ())>,
 }
 
@@ -157,6 +162,8 @@ pub struct DeviceSliceMut<'b, T: DeviceCopy> {
     len: usize,
     /// As [`DeviceSlice`]'s.
     order: Option<CUstream>,
+    /// As [`DeviceSlice`]'s.
+    mark: Option<&'b Mark>,
     _b: PhantomData<(&'b mut [T], *const ())>,
 }
 
@@ -217,7 +224,7 @@ macro_rules! extent {
 
             /// A shared view of all of it, borrowing it.
             pub fn as_slice(&self) -> $crate::memory::DeviceSlice<'_, T> {
-                $crate::memory::shared(self.driver, self.ptr, self.len).in_order_of(self.stream_order())
+                $crate::memory::shared(self.driver, self.ptr, self.len).in_order_of(self.stream_order()).marked(self.host_mark())
             }
 
             /// Element `index`, copied to the host; returns when done, ordered as
@@ -242,7 +249,7 @@ macro_rules! extent {
             /// An exclusive view of all of it, borrowing it: slice it, split it, pass
             /// the parts.
             pub fn as_mut_slice(&mut self) -> $crate::memory::DeviceSliceMut<'_, T> {
-                $crate::memory::exclusive(self.driver, self.ptr, self.len).in_order_of(self.stream_order())
+                $crate::memory::exclusive(self.driver, self.ptr, self.len).in_order_of(self.stream_order()).marked(self.host_mark())
             }
         }
     )*};
@@ -297,12 +304,17 @@ impl<T: DeviceCopy> DeviceBuffer<'_, T> {
     pub(crate) fn stream_order(&self) -> Option<CUstream> {
         None
     }
+
+    /// Its mark: work queued on a stream marks it, host accesses wait for that.
+    pub(crate) fn host_mark(&self) -> Option<&Mark> {
+        Some(&self.mark)
+    }
 }
 
 /// The order a view's work must be queued in, and the views tied to one.
 macro_rules! ordered_views {
     ($($ty:ident),*) => {$(
-        impl<T: DeviceCopy> $ty<'_, T> {
+        impl<'b, T: DeviceCopy> $ty<'b, T> {
             /// The one stream work on this memory may be queued on, if any.
             pub(crate) fn stream_order(&self) -> Option<CUstream> {
                 self.order
@@ -312,13 +324,25 @@ macro_rules! ordered_views {
             pub(crate) fn in_order_of(self, order: Option<CUstream>) -> Self {
                 Self { order, ..self }
             }
+
+            /// The same view, carrying the viewed memory's mark.
+            pub(crate) fn marked(self, mark: Option<&'b Mark>) -> Self {
+                Self { mark, ..self }
+            }
+
+            /// The viewed memory's mark, if it has one.
+            #[inline(always)]
+            pub(crate) fn host_mark(&self) -> Option<&'b Mark> {
+                self.mark
+            }
         }
     )*};
 }
 ordered_views!(DeviceSlice, DeviceSliceMut);
 
 /// Runs `op`, one of the synchronous operations (on the default stream), on memory
-/// of stream order `order`. Memory of no stream: `op` alone. A stream-ordered
+/// of stream order `order` and mark `mark`. Memory of no stream: `op`, after the
+/// work its mark names, if any ([`crate::order`]). A stream-ordered
 /// buffer's: after the work queued on its stream so far (so a read sees what the
 /// stream's kernels wrote), and finished before returning (the default stream waited
 /// for: a device-to-device copy or memset, which the driver would otherwise leave
@@ -328,12 +352,30 @@ ordered_views!(DeviceSlice, DeviceSliceMut);
 fn in_stream_order(
     driver: &'static Driver,
     order: Option<CUstream>,
+    mark: Option<&Mark>,
     op: impl FnOnce() -> Result<(), CudaError>,
 ) -> Result<(), CudaError> {
     match order {
-        None => op(),
+        None => {
+            if let Some(mark) = mark {
+                mark.wait(driver)?;
+            }
+            op()
+        }
         Some(stream) => ordered_op(driver, stream, op),
     }
+}
+
+/// Waits for the default stream (NULL: the legacy or this thread's, as the driver
+/// was loaded): after a synchronous device-to-device copy or memset, which the driver
+/// leaves queued there, so that work on any stream queued after the call sees it.
+#[inline(never)]
+fn default_stream_done(driver: &'static Driver) -> Result<(), CudaError> {
+    let sync = driver.table().cuStreamSynchronize()?;
+    // SAFETY: the default stream of the current context.
+    check(crate::wait::retry_relaxed(driver, || unsafe {
+        sync(CUstream::NULL)
+    }))
 }
 
 #[inline(never)]
@@ -434,6 +476,7 @@ pub(crate) fn shared<'x, T: DeviceCopy>(
         ptr,
         len,
         order: None,
+        mark: None,
         _b: PhantomData,
     }
 }
@@ -449,6 +492,7 @@ pub(crate) fn exclusive<'x, T: DeviceCopy>(
         ptr,
         len,
         order: None,
+        mark: None,
         _b: PhantomData,
     }
 }
@@ -566,6 +610,7 @@ impl<'ctx> CurrentContext<'ctx> {
             driver: self.driver(),
             ptr,
             len,
+            mark: Mark::new(),
             _tied: PhantomData,
             _t: PhantomData,
         })
@@ -702,7 +747,7 @@ impl<'b, T: DeviceCopy> DeviceSlice<'b, T> {
         if self.is_empty_bytes() {
             return Ok(()); // nothing to copy: no driver call (the address may be 0)
         }
-        in_stream_order(self.driver, self.order, || {
+        in_stream_order(self.driver, self.order, self.mark, || {
             // SAFETY: the caller's promise for `dst`; `T: DeviceCopy` makes any bytes
             // valid.
             check(unsafe {
@@ -716,7 +761,9 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
     /// A shorter-lived exclusive view of the same elements (to pass to a launch and
     /// keep this one).
     pub fn reborrow(&mut self) -> DeviceSliceMut<'_, T> {
-        exclusive(self.driver, self.ptr, self.len).in_order_of(self.order)
+        exclusive(self.driver, self.ptr, self.len)
+            .in_order_of(self.order)
+            .marked(self.mark)
     }
 
     /// The elements in `range`, or [`CudaError::OutOfRange`].
@@ -757,7 +804,7 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         if self.is_empty_bytes() {
             return Ok(());
         }
-        in_stream_order(self.driver, self.order, || {
+        in_stream_order(self.driver, self.order, self.mark, || {
             // SAFETY: both ranges hold `len` elements; the copy is synchronous.
             check(unsafe {
                 self.driver.table().cuMemcpyHtoD()?(
@@ -780,9 +827,9 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         self.as_slice().to_vec()
     }
 
-    /// Copies device memory of the same element type and length (CF12). Like every
-    /// device-to-device copy of the driver, it is queued: later work of the context
-    /// sees the result, the host does not wait for it.
+    /// Copies device memory of the same element type and length (CF12); returns when
+    /// done (the driver queues a device-to-device copy on the default stream, which
+    /// work on a non-blocking stream would not wait for: the call waits for it).
     pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
         let src = src.view();
         same_len(self.len, src.len)?;
@@ -790,17 +837,21 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         if self.is_empty_bytes() {
             return Ok(());
         }
-        in_stream_order(self.driver, order, || {
+        if let Some(mark) = src.mark {
+            mark.wait(self.driver)?; // the source's writers first
+        }
+        in_stream_order(self.driver, order, self.mark, || {
             // SAFETY: two live ranges of `len` elements (the source borrowed, so it is
             // not this one).
             check(unsafe {
                 self.driver.table().cuMemcpyDtoD()?(self.ptr, src.ptr, bytes::<T>(self.len)?)
-            })
+            })?;
+            default_stream_done(self.driver)
         })
     }
 
-    /// Sets every element to `value` (queued like [`copy_from`](Self::copy_from): later
-    /// work of the context sees the result).
+    /// Sets every element to `value`; returns when done (as
+    /// [`copy_from`](Self::copy_from)).
     pub fn fill(&mut self, value: T) -> Result<(), CudaError>
     where
         T: MemsetValue,
@@ -816,24 +867,30 @@ impl<'b, T: DeviceCopy> DeviceSliceMut<'b, T> {
         match stream {
             Some(s) => check_stream(self.order, Some(s), None)?,
             None => {
-                // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this
-                // view's.
-                let set = || unsafe { memset(self.driver, self.ptr, self.len, value, None) };
-                return in_stream_order(self.driver, self.order, set);
+                let set = || {
+                    // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are
+                    // this view's.
+                    unsafe { memset(self.driver, self.ptr, self.len, value, None) }?;
+                    default_stream_done(self.driver)
+                };
+                return in_stream_order(self.driver, self.order, self.mark, set);
             }
         }
         // SAFETY: `len` elements of `size_of::<T>()` bytes at `ptr` are this view's.
         unsafe { memset(self.driver, self.ptr, self.len, value, stream) }
     }
 
-    /// Sets every byte to zero (queued like [`copy_from`](Self::copy_from)).
+    /// Sets every byte to zero; returns when done (as [`copy_from`](Self::copy_from)).
     pub fn zero(&mut self) -> Result<(), CudaError> {
         if self.is_empty_bytes() {
             return Ok(());
         }
-        in_stream_order(self.driver, self.order, || {
+        in_stream_order(self.driver, self.order, self.mark, || {
             // SAFETY: the view's bytes.
-            check(unsafe { self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?) })
+            check(unsafe {
+                self.driver.table().cuMemsetD8()?(self.ptr, 0, bytes::<T>(self.len)?)
+            })?;
+            default_stream_done(self.driver)
         })
     }
 }

@@ -490,6 +490,11 @@ impl<T: DeviceCopy> StreamBuffer<'_, T> {
         Some(self.stream)
     }
 
+    /// No mark: its stream orders every use of it, host accesses included.
+    pub(crate) fn host_mark(&self) -> Option<&crate::order::Mark> {
+        None
+    }
+
     /// Frees the memory in its stream's order (the buffer is consumed: CF22). If the
     /// driver refuses the free, the error is returned and the allocation stays with
     /// the pool until the context is destroyed (a leak, never a double free).

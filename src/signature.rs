@@ -288,7 +288,7 @@ pub(crate) mod sealed {
     /// states it ([`ArgBytes::reach`] has no default), so a new kind of argument
     /// cannot slip past a check by forgetting it.
     #[derive(Debug, Clone, Copy)]
-    pub struct Reach {
+    pub struct Reach<'m> {
         /// The one stream the memory it passes may be used on, if any (a
         /// stream-ordered buffer's: [`crate::pool`]).
         pub order: Option<crate::sys::CUstream>,
@@ -299,25 +299,47 @@ pub(crate) mod sealed {
         /// For a `Len` argument: its value, widened, and the most threads a launch
         /// it bounds may have.
         pub length: Option<(i128, u64)>,
+        /// The mark of the memory it passes, if it has one: a launch sets it to
+        /// its stream ([`crate::order`]).
+        pub mark: Option<&'m crate::order::Mark>,
     }
 
-    impl Reach {
+    impl<'m> Reach<'m> {
         /// A value: no memory, no graph object, no length.
-        pub const VALUE: Reach = Reach {
+        pub const VALUE: Reach<'static> = Reach {
             order: None,
             elements: 0,
             graph: None,
             length: None,
+            mark: None,
         };
 
-        /// A view of `elements` elements usable on `order`'s stream (any, if `None`).
+        /// A view: its length, the stream it is usable on (any, if `None`) and its
+        /// mark.
         #[inline(always)]
-        pub const fn view(order: Option<crate::sys::CUstream>, elements: usize) -> Reach {
+        pub fn view<T: crate::memory::DeviceCopy>(
+            v: &crate::memory::DeviceSlice<'m, T>,
+        ) -> Reach<'m> {
             Reach {
-                order,
-                elements,
+                order: v.stream_order(),
+                elements: v.len(),
                 graph: None,
                 length: None,
+                mark: v.host_mark(),
+            }
+        }
+
+        /// As [`view`](Self::view), for an exclusive view.
+        #[inline(always)]
+        pub fn view_mut<T: crate::memory::DeviceCopy>(
+            v: &crate::memory::DeviceSliceMut<'m, T>,
+        ) -> Reach<'m> {
+            Reach {
+                order: v.stream_order(),
+                elements: v.len(),
+                graph: None,
+                length: None,
+                mark: v.host_mark(),
             }
         }
     }
@@ -328,7 +350,7 @@ pub(crate) mod sealed {
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
         /// What the argument lets the kernel reach.
-        fn reach(&self) -> Reach;
+        fn reach(&self) -> Reach<'_>;
     }
 
     pub trait Params<S> {
@@ -339,6 +361,8 @@ pub(crate) mod sealed {
         fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
+        /// Marks the memory the arguments pass with `stream` ([`crate::order`]).
+        fn mark(&self, stream: crate::sys::CUstream);
         /// The `Len` argument, if any: (its index, its value, the most threads a
         /// launch it bounds may have).
         fn len_arg(&self) -> Option<(usize, i128, u64)>;
@@ -371,9 +395,8 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<In<T>> for &B {
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy> Arg<In<T>> for DeviceSlice<'_, T> {}
@@ -382,8 +405,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<In<T>> for DeviceSlice<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(self)
     }
 }
 impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<Out<T>> for &mut B {}
@@ -393,9 +416,8 @@ impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<Out<T>> for &mu
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy> Arg<Out<T>> for DeviceSliceMut<'_, T> {}
@@ -404,8 +426,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSliceMut<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSliceMut::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view_mut(self)
     }
 }
 /// A kernel-node argument of a graph for a parameter declared `P`: what [`Arg`]
@@ -431,9 +453,8 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Out<T>> for &B {
         slice(scratch, v.device_ptr(), v.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy> GraphArg<Out<T>> for DeviceSlice<'_, T> {}
@@ -442,8 +463,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<Out<T>> for DeviceSlice<'_, T> {
         slice(scratch, self.device_ptr(), self.len())
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(self)
     }
 }
 
@@ -454,9 +475,8 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<Ptr<T>> for &B {
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> Arg<Ptr<T>> for &B {}
@@ -467,8 +487,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<Ptr<T>> for DeviceSlice<'_, T> {
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(self)
     }
 }
 impl<T: DeviceCopy> Arg<Ptr<T>> for DeviceSlice<'_, T> {}
@@ -479,9 +499,8 @@ impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for 
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy, B: DeviceWrite<T> + ?Sized> Arg<PtrMut<T>> for &mut B {}
@@ -492,8 +511,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSliceMut<'_, T> {
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSliceMut::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view_mut(self)
     }
 }
 impl<T: DeviceCopy> Arg<PtrMut<T>> for DeviceSliceMut<'_, T> {}
@@ -505,9 +524,8 @@ impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> sealed::ArgBytes<PtrMut<T>> for &
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        let v = self.view();
-        sealed::Reach::view(v.stream_order(), v.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(&self.view())
     }
 }
 impl<T: DeviceCopy, B: DeviceRead<T> + ?Sized> GraphArg<PtrMut<T>> for &B {}
@@ -517,8 +535,8 @@ impl<T: DeviceCopy> sealed::ArgBytes<PtrMut<T>> for DeviceSlice<'_, T> {
         scratch.as_mut_ptr().cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(DeviceSlice::stream_order(self), self.len())
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach::view(self)
     }
 }
 impl<T: DeviceCopy> GraphArg<PtrMut<T>> for DeviceSlice<'_, T> {}
@@ -528,7 +546,7 @@ impl<I: LenInt> sealed::ArgBytes<Len<I>> for I {
         (self as *mut I).cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
+    fn reach(&self) -> sealed::Reach<'_> {
         sealed::Reach {
             length: Some((sealed::LenInt::widen(*self), <I as sealed::LenInt>::MAX)),
             ..sealed::Reach::VALUE
@@ -544,7 +562,7 @@ impl<T: DeviceCopy> sealed::ArgBytes<T> for T {
         (self as *mut T).cast()
     }
     #[inline(always)]
-    fn reach(&self) -> sealed::Reach {
+    fn reach(&self) -> sealed::Reach<'_> {
         sealed::Reach::VALUE
     }
 }
@@ -605,6 +623,18 @@ pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
         None => Ok(()),
         Some(i) => Err(CudaError::WrongStream { argument: Some(i) }),
     }
+}
+
+/// [`check_streams`] for a launch on `stream`, then marks the memory `args` pass
+/// with it ([`crate::order`]): host accesses to that memory wait for the launch.
+#[inline(always)]
+pub(crate) fn check_and_mark<S: Signature, A: sealed::Params<S>>(
+    args: &A,
+    stream: &crate::stream::Stream<'_>,
+) -> Result<(), CudaError> {
+    check_streams::<S, A>(args, Some(stream.raw()))?;
+    args.mark(stream.marking());
+    Ok(())
 }
 
 /// The bound check of a safe launch of a [`Bounded`] signature with `threads`
@@ -730,6 +760,15 @@ macro_rules! signatures {
             #[allow(unused_variables)]
             fn graph_refs(&self, out: &mut Vec<sealed::GraphRef>) {
                 $(out.extend(sealed::ArgBytes::<$P>::reach(&self.$i).graph);)*
+            }
+            #[allow(unused_variables)]
+            #[inline(always)]
+            fn mark(&self, stream: crate::sys::CUstream) {
+                $(
+                    if let Some(m) = sealed::ArgBytes::<$P>::reach(&self.$i).mark {
+                        m.set(stream);
+                    }
+                )*
             }
             #[allow(unused_mut)]
             #[inline(always)]

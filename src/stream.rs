@@ -19,6 +19,7 @@ use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUdeviceptr, CUresult, CUstream, CUstream_flags,
     CUstreamCaptureStatus,
 };
+use core::cell::Cell;
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -27,6 +28,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 pub struct Stream<'a> {
     driver: &'static Driver,
     raw: CUstream,
+    /// Whether work queued here marked memory ([`crate::order`]): dropping the
+    /// stream then waits for it.
+    marked: Cell<bool>,
     _tied: Tied<'a>,
 }
 
@@ -43,12 +47,7 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUstream::NULL;
         // SAFETY: a valid out-pointer; the context is current (the token proves it).
         check(unsafe { self.driver().table().cuStreamCreate()?(&mut raw, flags.bits()) })?;
-        crate::leaks::created(crate::leaks::Kind::Streams, raw);
-        Ok(Stream {
-            driver: self.driver(),
-            raw,
-            _tied: PhantomData,
-        })
+        Ok(Stream::owned(self.driver(), raw))
     }
 
     /// Creates a stream with a priority (lower is more urgent; see
@@ -63,12 +62,7 @@ impl<'ctx> CurrentContext<'ctx> {
         check(unsafe {
             self.driver().table().cuStreamCreateWithPriority()?(&mut raw, flags.bits(), priority)
         })?;
-        crate::leaks::created(crate::leaks::Kind::Streams, raw);
-        Ok(Stream {
-            driver: self.driver(),
-            raw,
-            _tied: PhantomData,
-        })
+        Ok(Stream::owned(self.driver(), raw))
     }
 
     /// The default stream of this context (never destroyed): the legacy default
@@ -94,8 +88,31 @@ impl<'ctx> CurrentContext<'ctx> {
         Stream {
             driver: self.driver(),
             raw,
+            marked: Cell::new(false),
             _tied: PhantomData,
         }
+    }
+}
+
+impl Stream<'_> {
+    /// A stream just created, which the value owns and destroys.
+    fn owned(driver: &'static Driver, raw: CUstream) -> Self {
+        crate::leaks::created(crate::leaks::Kind::Streams, raw);
+        crate::order::stream_created(raw);
+        Stream {
+            driver,
+            raw,
+            marked: Cell::new(false),
+            _tied: PhantomData,
+        }
+    }
+
+    /// The handle, for work queued here that marks the memory it uses
+    /// ([`crate::order`]): the stream then waits for its work when dropped.
+    #[inline(always)]
+    pub(crate) fn marking(&self) -> CUstream {
+        self.marked.set(true);
+        self.raw
     }
 }
 
@@ -160,7 +177,10 @@ impl Stream<'_> {
         dst: &mut impl DeviceWrite<T>,
         value: T,
     ) -> Result<(), CudaError> {
-        dst.view_mut().set(value, Some(self.raw))
+        let mut dst = dst.view_mut();
+        dst.set(value, Some(self.raw))?;
+        mark(dst.host_mark(), self.marking());
+        Ok(())
     }
 
     /// Queues a copy of `src` into `dst`, device to device (same element type, CF12,
@@ -191,7 +211,10 @@ impl Stream<'_> {
                 bytes,
                 self.raw,
             )
-        })
+        })?;
+        mark(dst.host_mark(), self.marking());
+        mark(src.host_mark(), self.marking());
+        Ok(())
     }
 
     /// The stream's priority.
@@ -217,6 +240,14 @@ impl Drop for Stream<'_> {
     fn drop(&mut self) {
         if [CUstream::NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD].contains(&self.raw) {
             return;
+        }
+        crate::order::stream_destroyed(self.raw);
+        if self.marked.get() {
+            // Memory may carry this stream's mark: its work must be over before the
+            // handle dies, so that a mark naming a dead stream names finished work.
+            if let Err(e) = self.synchronize() {
+                tracing::warn!(%e, "a stream being dropped could not finish its work");
+            }
         }
         if let Ok(destroy) = self.driver.table().cuStreamDestroy() {
             // SAFETY: this value owns the stream.
@@ -410,7 +441,10 @@ impl<'env> AsyncScope<'_, 'env> {
         // SAFETY: the view's elements; the host side stays borrowed until the scope
         // has synchronised the stream (device memory is not Rust memory: it is borrowed
         // only for the call, and stream order keeps its uses in sequence).
-        unsafe { queue_to_device(self.driver, self.stream, dst.device_ptr(), dst.len(), src) }
+        unsafe { queue_to_device(self.driver, self.stream, dst.device_ptr(), dst.len(), src) }?;
+        // The scope waits for the stream before it ends (and the stream outlives it).
+        mark(dst.host_mark(), self.stream);
+        Ok(())
     }
 
     /// Queues a copy of `src` into `dst` (same length).
@@ -422,7 +456,17 @@ impl<'env> AsyncScope<'_, 'env> {
         let src = src.view();
         crate::memory::check_stream(src.stream_order(), Some(self.stream), None)?;
         // SAFETY: as above.
-        unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }
+        unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }?;
+        mark(src.host_mark(), self.stream);
+        Ok(())
+    }
+}
+
+/// Marks memory with `stream` ([`crate::order`]), if it has a mark.
+#[inline(always)]
+fn mark(mark: Option<&crate::order::Mark>, stream: CUstream) {
+    if let Some(m) = mark {
+        m.set(stream);
     }
 }
 

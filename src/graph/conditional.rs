@@ -55,7 +55,7 @@ impl ArgBytes<ConditionalHandle> for ConditionalHandle {
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         (&mut self.value as *mut u64).cast()
     }
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         Reach {
             graph: Some(GraphRef::Condition(self.owner)),
             ..Reach::VALUE

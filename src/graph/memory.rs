@@ -76,10 +76,11 @@ impl<T: DeviceCopy> GraphMemory<T> {
 
 impl<T: DeviceCopy> GraphMemory<T> {
     /// What it lets a kernel reach: its elements, within its graph.
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         Reach {
             graph: Some(self.id()),
-            ..Reach::view(None, self.len)
+            elements: self.len,
+            ..Reach::VALUE
         }
     }
 }
@@ -89,7 +90,7 @@ impl<T: DeviceCopy> ArgBytes<In<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         GraphMemory::reach(self)
     }
 }
@@ -98,7 +99,7 @@ impl<T: DeviceCopy> ArgBytes<Out<T>> for GraphMemory<T> {
     fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
         GraphMemory::param(self, scratch)
     }
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         GraphMemory::reach(self)
     }
 }
@@ -108,7 +109,7 @@ impl<T: DeviceCopy> ArgBytes<Ptr<T>> for GraphMemory<T> {
         scratch[0] = self.ptr;
         scratch.as_mut_ptr().cast()
     }
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         GraphMemory::reach(self)
     }
 }
@@ -118,7 +119,7 @@ impl<T: DeviceCopy> ArgBytes<PtrMut<T>> for GraphMemory<T> {
         scratch[0] = self.ptr;
         scratch.as_mut_ptr().cast()
     }
-    fn reach(&self) -> Reach {
+    fn reach(&self) -> Reach<'_> {
         GraphMemory::reach(self)
     }
 }

@@ -28,6 +28,7 @@ pub struct TensorMapBuilder<'buf, A: Access, L: TensorLayout> {
     address: CUdeviceptr,
     bytes: u64,
     order: Option<crate::sys::CUstream>,
+    mark: Option<&'buf crate::order::Mark>,
     layout: Layout,
     corners: Corners,
     _buf: Tied<'buf, A, L>,
@@ -53,12 +54,13 @@ impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
         strides: &[u64],
         corners: Corners,
     ) -> Self {
-        let (driver, address, bytes, order) = memory_sealed::Sealed::extent(&memory);
+        let (driver, address, bytes, order, mark) = memory_sealed::Sealed::extent(memory);
         Self {
             driver,
             address,
             bytes,
             order,
+            mark,
             layout: Layout {
                 dtype: L::DATA_TYPE,
                 dims: dims.to_vec(),
@@ -235,6 +237,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMapBuilder<'buf, A, L> {
             raw,
             driver: self.driver,
             order: self.order,
+            mark: self.mark,
             layout: self.layout,
             _buf: PhantomData,
         })

@@ -132,7 +132,7 @@ pub use params::{TensorMapIn, TensorMapOut};
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
 use crate::memory::{DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut};
-use crate::sys::{CUdeviceptr, CUtensorMap, CUtensorMapDataType as Dt};
+use crate::sys::{CUtensorMap, CUtensorMapDataType as Dt};
 use builder::Corners;
 use checks::check_memory;
 use core::ffi::c_void;
@@ -162,7 +162,7 @@ impl Access for ReadWrite {}
 /// Device memory a tensor map may describe, borrowed for `'buf`: `&DeviceBuffer` and
 /// [`DeviceSlice`] (a [`ReadOnly`] map), `&mut DeviceBuffer` and [`DeviceSliceMut`] (a
 /// [`ReadWrite`] map). Sealed: the address and size reach the driver.
-pub trait TensorMemory<'buf>: memory_sealed::Sealed {
+pub trait TensorMemory<'buf>: memory_sealed::Sealed<'buf> {
     /// What a kernel may do through a map of this memory.
     type Access: Access;
 }
@@ -171,25 +171,28 @@ mod memory_sealed {
     use crate::loader::Driver;
     use crate::sys::CUdeviceptr;
 
-    pub trait Sealed {
-        /// (driver, address, bytes, the one stream it may be used on) of the memory.
-        fn extent(
-            &self,
-        ) -> (
-            &'static Driver,
-            CUdeviceptr,
-            u64,
-            Option<crate::sys::CUstream>,
-        );
+    /// (driver, address, bytes, the one stream it may be used on, its mark) of
+    /// memory borrowed for `'buf`.
+    pub type Extent<'buf> = (
+        &'static Driver,
+        CUdeviceptr,
+        u64,
+        Option<crate::sys::CUstream>,
+        Option<&'buf crate::order::Mark>,
+    );
+
+    pub trait Sealed<'buf> {
+        /// The memory's [`Extent`].
+        fn extent(self) -> Extent<'buf>;
     }
 }
 
 macro_rules! tensor_memory {
     ($($ty:ty => $access:ty),*) => {$(
-        impl<'buf, T: DeviceCopy> memory_sealed::Sealed for $ty {
-            fn extent(&self) -> (&'static Driver, CUdeviceptr, u64, Option<crate::sys::CUstream>) {
+        impl<'buf, T: DeviceCopy> memory_sealed::Sealed<'buf> for $ty {
+            fn extent(self) -> memory_sealed::Extent<'buf> {
                 let bytes = (self.len() as u64).saturating_mul(size_of::<T>() as u64);
-                (self.driver(), self.device_ptr(), bytes, self.stream_order())
+                (self.driver(), self.device_ptr(), bytes, self.stream_order(), self.host_mark())
             }
         }
         impl<'buf, T: DeviceCopy> TensorMemory<'buf> for $ty {
@@ -213,6 +216,8 @@ pub struct TensorMap<'buf, A: Access, L: TensorLayout> {
     /// The one stream a launch with the map may be queued on (its memory's, if it is a
     /// stream-ordered buffer's).
     order: Option<crate::sys::CUstream>,
+    /// The mark of its memory, if it has one ([`crate::order`]).
+    mark: Option<&'buf crate::order::Mark>,
     layout: Layout,
     _buf: Tied<'buf, A, L>,
 }
@@ -294,7 +299,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMap<'buf, A, L> {
         &mut self,
         memory: M,
     ) -> Result<(), CudaError> {
-        let (driver, address, bytes, order) = memory_sealed::Sealed::extent(&memory);
+        let (driver, address, bytes, order, mark) = memory_sealed::Sealed::extent(memory);
         if !core::ptr::eq(driver, self.driver) {
             return Err(CudaError::ForeignDriver);
         }
@@ -307,6 +312,7 @@ impl<'buf, A: Access, L: TensorLayout> TensorMap<'buf, A, L> {
         })?;
         self.raw = raw;
         self.order = order;
+        self.mark = mark;
         Ok(())
     }
 }

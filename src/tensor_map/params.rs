@@ -54,8 +54,12 @@ impl<A: Access, L: TensorLayout> sealed::ArgBytes<TensorMapIn<L>> for &TensorMap
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(self.order, 0)
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach {
+            order: self.order,
+            mark: self.mark,
+            ..sealed::Reach::VALUE
+        }
     }
 }
 impl<L: TensorLayout> crate::launch::Arg<TensorMapOut<L>> for &mut TensorMap<'_, ReadWrite, L> {}
@@ -63,8 +67,12 @@ impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &mut TensorMap<'_, R
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(self.order, 0)
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach {
+            order: self.order,
+            mark: self.mark,
+            ..sealed::Reach::VALUE
+        }
     }
 }
 impl<A: Access, L: TensorLayout> GraphArg<TensorMapIn<L>> for &TensorMap<'_, A, L> {}
@@ -73,7 +81,11 @@ impl<L: TensorLayout> sealed::ArgBytes<TensorMapOut<L>> for &TensorMap<'_, ReadW
     fn param(&mut self, _scratch: &mut [u64; 2]) -> *mut c_void {
         descriptor(&self.raw)
     }
-    fn reach(&self) -> sealed::Reach {
-        sealed::Reach::view(self.order, 0)
+    fn reach(&self) -> sealed::Reach<'_> {
+        sealed::Reach {
+            order: self.order,
+            mark: self.mark,
+            ..sealed::Reach::VALUE
+        }
     }
 }
