@@ -31,17 +31,23 @@
 //! graph that made them; they hold no driver pointer, so a stale or foreign handle is a
 //! typed error ([`CudaError::ForeignGraphNode`]), never a dangling handle in the driver.
 //!
+//! **Buffers a graph owns** ([`GraphBuffer`], [`Graph::add_buffer`]) are the inputs and
+//! outputs of a graph replayed with new data: written and read between launches in the
+//! scope's stream order, or through the executable graph between scopes.
+//!
 //! Memory a graph allocates as it runs ([`GraphMemory`], `add_alloc`/`add_free`) is
 //! checked against the graph's order; conditional nodes (`add_conditional`, CUDA
 //! 12.3+) hand out their body as a `Graph<'g, BodyOf<'p>>` borrowing the graph. Not offered yet:
 //! `switch` conditionals, external semaphores, batch memory operations, node removal,
 //! and stream-ordered allocation during capture (with memory pools).
 
+mod buffers;
 mod capture;
 mod conditional;
 mod exec;
 mod memory;
 
+pub use buffers::GraphBuffer;
 pub use capture::{Branch, CaptureMode, Capturing};
 pub use conditional::{ConditionalHandle, ConditionalKind};
 pub use exec::GraphExec;
@@ -70,8 +76,48 @@ use std::sync::Arc;
 /// A host function of a graph: called each time its node runs, possibly many times.
 pub(crate) type HostNodeFn<'g> = Box<dyn Fn() + Send + Sync + 'g>;
 
-/// Host functions kept alive while any graph or executable graph may call them.
-pub(crate) type KeptFns<'g> = Vec<Arc<HostNodeFn<'g>>>;
+/// What a graph keeps for its nodes while any graph or executable graph may run them
+/// (shared with its conditional bodies, copied into clones, parents that embed it and
+/// executable graphs updated from it): its host functions, kept alive, and the marks of
+/// the memory its nodes use ([`crate::order`]), set at each launch.
+#[derive(Clone, Default)]
+pub(crate) struct Kept<'g> {
+    fns: Vec<Arc<HostNodeFn<'g>>>,
+    /// Each the mark of memory a node uses, borrowed for `'g` (as the node's memory
+    /// is): valid while any graph or executable graph of `'g` lives.
+    marks: Vec<*const crate::order::Mark>,
+}
+
+impl<'g> Kept<'g> {
+    /// Keeps another graph's as well.
+    pub(crate) fn extend(&mut self, other: Kept<'g>) {
+        self.fns.extend(other.fns);
+        self.marks.extend(other.marks);
+    }
+
+    /// Notes the mark of memory a node uses, borrowed for `'g`.
+    pub(crate) fn note(&mut self, mark: Option<&'g crate::order::Mark>) {
+        if let Some(m) = mark {
+            self.marks.push(m);
+        }
+    }
+
+    /// Notes marks of memory the arguments of a node use: each must be the mark of
+    /// memory borrowed for `'g` (an argument tuple that outlives `'g`).
+    pub(crate) fn note_raw(&mut self, marks: impl IntoIterator<Item = *const crate::order::Mark>) {
+        self.marks.extend(marks);
+    }
+
+    /// Marks the memory the graph's nodes use with `stream`: a launch of it is queued
+    /// there.
+    pub(crate) fn mark_all(&self, stream: crate::order::StreamId) {
+        for m in &self.marks {
+            // SAFETY: each mark lies in memory borrowed for `'g` by the node that uses
+            // it (`note`, `note_raw`); this value is kept by a graph of `'g`, alive.
+            unsafe { (**m).set(stream) };
+        }
+    }
+}
 
 static NEXT_GRAPH: AtomicU64 = AtomicU64::new(1);
 
@@ -156,9 +202,11 @@ pub struct Graph<'g, K: Kind = Owned> {
     pub(crate) preds: Vec<Vec<usize>>,
     /// Memory the graph allocates when it runs ([`GraphMemory`]).
     pub(crate) allocations: Vec<memory::Allocation>,
+    /// Buffers the graph owns ([`GraphBuffer`]), freed with it.
+    pub(crate) buffers: Vec<Box<dyn buffers::Kept + 'g>>,
     /// Host functions its nodes call, shared with its conditional bodies (whose nodes
     /// the graph runs), kept while any graph or executable graph may call them.
-    pub(crate) host_fns: Rc<RefCell<KeptFns<'g>>>,
+    pub(crate) kept: Rc<RefCell<Kept<'g>>>,
     /// Whether a node writes host memory: such a graph cannot be cloned or embedded
     /// (two copies would write the same `&mut` host memory, possibly at once).
     pub(crate) writes_host: Rc<Cell<bool>>,
@@ -333,7 +381,7 @@ pub(crate) fn memset_params<T: MemsetValue>(
 /// Calls a graph host node's function (`userData` is an `Arc<HostNodeFn>`'s target).
 pub(crate) unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
     // SAFETY: `data` points to a `HostNodeFn` kept alive by every graph and executable
-    // graph that can run this node: the list (`host_fns`) of the graph it was added to,
+    // graph that can run this node: the list (`kept`) of the graph it was added to,
     // shared with that graph's conditional bodies, and copied into clones, parents that
     // embed it and executable graphs updated from it.
     let f = unsafe { &*data.cast::<HostNodeFn<'static>>() };
@@ -342,12 +390,12 @@ pub(crate) unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
 
 /// A host function, boxed and kept; returns the node parameters that call it.
 pub(crate) fn host_params<'g>(
-    keep: &mut KeptFns<'g>,
+    keep: &mut Kept<'g>,
     f: impl Fn() + Send + Sync + 'g,
 ) -> CUDA_HOST_NODE_PARAMS {
     let f: Arc<HostNodeFn<'g>> = Arc::new(Box::new(f));
     let data = Arc::as_ptr(&f).cast_mut().cast::<c_void>();
-    keep.push(f);
+    keep.fns.push(f);
     CUDA_HOST_NODE_PARAMS {
         fn_: Some(host_node_trampoline),
         userData: data,
@@ -358,7 +406,7 @@ impl<'g, K: Kind> Graph<'g, K> {
     pub(crate) fn from_raw(
         driver: &'static Driver,
         raw: CUgraph,
-        host_fns: Rc<RefCell<KeptFns<'g>>>,
+        kept: Rc<RefCell<Kept<'g>>>,
     ) -> Graph<'g, K> {
         if K::OWNED {
             crate::leaks::created(crate::leaks::Kind::Graphs, raw);
@@ -370,7 +418,8 @@ impl<'g, K: Kind> Graph<'g, K> {
             nodes: Vec::new(),
             preds: Vec::new(),
             allocations: Vec::new(),
-            host_fns,
+            buffers: Vec::new(),
+            kept,
             writes_host: Rc::default(),
             has_conditional: Rc::default(),
             cloned_from: None,
@@ -520,6 +569,8 @@ impl<'g, K: Kind> Graph<'g, K> {
         let uses = crate::launch::graph_refs::<S, _>(&args);
         let start: Vec<usize> = deps.iter().map(|d| d.index).collect();
         self.check_uses(&uses, &start, None)?;
+        // The arguments outlive `'g`: their memory is borrowed for it.
+        self.kept.borrow_mut().note_raw(crate::launch::marks::<S, _>(&args));
         let node = crate::launch::with_params::<S, _, _>(args, |params| {
             let p = kernel_node_params(func, grid, block, shared_bytes, params);
             // SAFETY: one pointer per declared parameter, each to a value of its
@@ -560,6 +611,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         let d = dst.view();
         graph_memory(&d)?;
         same_len(d.len(), src.len())?;
+        self.kept.borrow_mut().note(d.host_mark());
         let p = copy_params(
             End::Device(d.device_ptr()),
             End::Host(src.as_ptr().cast_mut().cast()),
@@ -579,6 +631,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         graph_memory(&s)?;
         same_len(dst.len(), s.len())?;
         self.writes_host.set(true);
+        self.kept.borrow_mut().note(s.host_mark());
         let p = copy_params(
             End::Host(dst.as_mut_ptr().cast()),
             End::Device(s.device_ptr()),
@@ -598,6 +651,8 @@ impl<'g, K: Kind> Graph<'g, K> {
         graph_memory(&d)?;
         graph_memory(&s)?;
         same_len(d.len(), s.len())?;
+        self.kept.borrow_mut().note(d.host_mark());
+        self.kept.borrow_mut().note(s.host_mark());
         let p = copy_params(
             End::Device(d.device_ptr()),
             End::Device(s.device_ptr()),
@@ -615,6 +670,7 @@ impl<'g, K: Kind> Graph<'g, K> {
     ) -> Result<Node, CudaError> {
         let d = dst.view();
         graph_memory(&d)?;
+        self.kept.borrow_mut().note(d.host_mark());
         if d.is_empty() {
             return self.add_empty(deps); // as for an empty copy
         }
@@ -634,9 +690,9 @@ impl<'g, K: Kind> Graph<'g, K> {
         f: impl Fn() + Send + Sync + 'g,
     ) -> Result<Node, CudaError> {
         let add = self.driver.table().cuGraphAddHostNode()?;
-        let p = host_params(&mut self.host_fns.borrow_mut(), f);
+        let p = host_params(&mut self.kept.borrow_mut(), f);
         // SAFETY: the function and its data live as long as this graph and every
-        // graph made from it (`host_fns`).
+        // graph made from it (`kept`).
         self.add(deps, |out, g, d, n| unsafe { add(out, g, d, n, &p) })
     }
 
@@ -722,12 +778,17 @@ impl<'g, K: Kind> Graph<'g, K> {
         if child.writes_host.get() {
             return Err(CudaError::GraphCopyRefused);
         }
+        if !child.buffers.is_empty() {
+            return Err(buffers::refused(
+                "a graph that owns buffers is not embedded: the copy would use memory the original frees",
+            ));
+        }
         let f = self.driver.table().cuGraphAddChildGraphNode()?;
         let c = child.raw;
         // SAFETY: a live graph of the same context.
         let node = self.add(deps, |out, g, d, n| unsafe { f(out, g, d, n, c) })?;
-        let fns: KeptFns<'g> = child.host_fns.borrow().clone();
-        self.host_fns.borrow_mut().extend(fns);
+        let fns: Kept<'g> = child.kept.borrow().clone();
+        self.kept.borrow_mut().extend(fns);
         // A conditional node of the copy (or of a child of it, whose flag the child
         // carries) makes this graph one with conditional nodes too.
         if child.has_conditional.get() {
@@ -748,11 +809,16 @@ impl<'g> Graph<'g> {
         if self.writes_host.get() {
             return Err(CudaError::GraphCopyRefused);
         }
+        if !self.buffers.is_empty() {
+            return Err(buffers::refused(
+                "a graph that owns buffers is not cloned: the copy would use memory the original frees",
+            ));
+        }
         let t = self.driver.table();
         let mut raw = CUgraph::NULL;
         // SAFETY: a valid out-pointer and a live graph.
         check(unsafe { t.cuGraphClone()?(&mut raw, self.raw) })?;
-        let fns: KeptFns<'g> = self.host_fns.borrow().clone();
+        let fns: Kept<'g> = self.kept.borrow().clone();
         let mut copy = Graph::from_raw(self.driver, raw, Rc::new(RefCell::new(fns)));
         let find = t.cuGraphNodeFindInClone()?;
         for original in &self.nodes {

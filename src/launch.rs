@@ -108,7 +108,7 @@ pub use crate::signature::{
     Out, Plain, Ptr, PtrMut, Signature,
 };
 pub(crate) use crate::signature::{
-    check_and_mark, check_bounds, check_streams, graph_refs, sealed, with_params,
+    check_and_mark, check_bounds, check_streams, graph_refs, marks, sealed, with_params,
 };
 use crate::stream::Stream;
 

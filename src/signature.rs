@@ -144,6 +144,8 @@ pub(crate) mod sealed {
         Memory(u64, usize),
         /// The condition of a conditional node of the graph with this identity.
         Condition(u64),
+        /// A buffer the graph owns: (graph identity, buffer index).
+        Buffer(u64, usize),
     }
 
     pub trait Param {
@@ -362,7 +364,9 @@ pub(crate) mod sealed {
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
         /// Marks the memory the arguments pass with `stream` ([`crate::order`]).
-        fn mark(&self, stream: crate::sys::CUstream);
+        fn mark(&self, stream: crate::order::StreamId);
+        /// The marks of the memory the arguments pass.
+        fn marks(&self, out: &mut Vec<*const crate::order::Mark>);
         /// The `Len` argument, if any: (its index, its value, the most threads a
         /// launch it bounds may have).
         fn len_arg(&self) -> Option<(usize, i128, u64)>;
@@ -625,6 +629,13 @@ pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
     }
 }
 
+/// The marks of the memory `args` pass ([`crate::order`]), for a graph's node.
+pub(crate) fn marks<S: Signature, A: sealed::Params<S>>(args: &A) -> Vec<*const crate::order::Mark> {
+    let mut out = Vec::new();
+    args.marks(&mut out);
+    out
+}
+
 /// [`check_streams`] for a launch on `stream`, then marks the memory `args` pass
 /// with it ([`crate::order`]): host accesses to that memory wait for the launch.
 #[inline(always)]
@@ -762,8 +773,12 @@ macro_rules! signatures {
                 $(out.extend(sealed::ArgBytes::<$P>::reach(&self.$i).graph);)*
             }
             #[allow(unused_variables)]
+            fn marks(&self, out: &mut Vec<*const crate::order::Mark>) {
+                $(out.extend(sealed::ArgBytes::<$P>::reach(&self.$i).mark.map(|m| m as *const _));)*
+            }
+            #[allow(unused_variables)]
             #[inline(always)]
-            fn mark(&self, stream: crate::sys::CUstream) {
+            fn mark(&self, stream: crate::order::StreamId) {
                 $(
                     if let Some(m) = sealed::ArgBytes::<$P>::reach(&self.$i).mark {
                         m.set(stream);

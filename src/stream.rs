@@ -14,6 +14,7 @@ use crate::error::{CudaError, check};
 use crate::event::done;
 pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
+use crate::order::StreamId;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
 use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUdeviceptr, CUresult, CUstream, CUstream_flags,
@@ -28,8 +29,10 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 pub struct Stream<'a> {
     driver: &'static Driver,
     raw: CUstream,
+    /// How marks name it ([`crate::order`]).
+    id: StreamId,
     /// Whether work queued here marked memory ([`crate::order`]): dropping the
-    /// stream then waits for it.
+    /// stream, or capturing it, then waits for that work first.
     marked: Cell<bool>,
     _tied: Tied<'a>,
 }
@@ -88,6 +91,7 @@ impl<'ctx> CurrentContext<'ctx> {
         Stream {
             driver: self.driver(),
             raw,
+            id: StreamId::default_stream(raw),
             marked: Cell::new(false),
             _tied: PhantomData,
         }
@@ -98,10 +102,10 @@ impl Stream<'_> {
     /// A stream just created, which the value owns and destroys.
     fn owned(driver: &'static Driver, raw: CUstream) -> Self {
         crate::leaks::created(crate::leaks::Kind::Streams, raw);
-        crate::order::stream_created(raw);
         Stream {
             driver,
             raw,
+            id: crate::order::stream_created(raw),
             marked: Cell::new(false),
             _tied: PhantomData,
         }
@@ -110,9 +114,20 @@ impl Stream<'_> {
     /// The handle, for work queued here that marks the memory it uses
     /// ([`crate::order`]): the stream then waits for its work when dropped.
     #[inline(always)]
-    pub(crate) fn marking(&self) -> CUstream {
+    pub(crate) fn marking(&self) -> StreamId {
         self.marked.set(true);
-        self.raw
+        self.id
+    }
+
+    /// Waits for the work queued here that marked memory, if any: before a capture
+    /// begins, so that a host access that finds this stream capturing has nothing of
+    /// it to wait for.
+    pub(crate) fn settle_marked(&self) -> Result<(), CudaError> {
+        if self.marked.get() {
+            self.synchronize()?;
+            self.marked.set(false);
+        }
+        Ok(())
     }
 }
 
@@ -241,7 +256,7 @@ impl Drop for Stream<'_> {
         if [CUstream::NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD].contains(&self.raw) {
             return;
         }
-        crate::order::stream_destroyed(self.raw);
+        crate::order::stream_destroyed(self.id);
         if self.marked.get() {
             // Memory may carry this stream's mark: its work must be over before the
             // handle dies, so that a mark naming a dead stream names finished work.
@@ -311,6 +326,7 @@ static_assertions::assert_not_impl_any!(Stream<'static>: Send, Sync);
 pub struct AsyncScope<'scope, 'env: 'scope> {
     driver: &'static Driver,
     stream: CUstream,
+    id: StreamId,
     _scope: PhantomData<&'scope mut &'scope ()>,
     _env: PhantomData<(&'env mut &'env (), *const ())>,
 }
@@ -406,6 +422,7 @@ impl Stream<'_> {
         let scope = AsyncScope {
             driver: self.driver,
             stream: self.raw,
+            id: self.id,
             _scope: PhantomData,
             _env: PhantomData,
         };
@@ -430,6 +447,11 @@ impl<'env> AsyncScope<'_, 'env> {
         self.stream
     }
 
+    /// The scope's stream as marks name it ([`crate::order`]).
+    pub(crate) fn stream_id(&self) -> StreamId {
+        self.id
+    }
+
     /// Queues a copy of `src` into `dst` (same length).
     pub fn copy_to_device<T: DeviceCopy>(
         &self,
@@ -443,7 +465,7 @@ impl<'env> AsyncScope<'_, 'env> {
         // only for the call, and stream order keeps its uses in sequence).
         unsafe { queue_to_device(self.driver, self.stream, dst.device_ptr(), dst.len(), src) }?;
         // The scope waits for the stream before it ends (and the stream outlives it).
-        mark(dst.host_mark(), self.stream);
+        mark(dst.host_mark(), self.id);
         Ok(())
     }
 
@@ -457,14 +479,14 @@ impl<'env> AsyncScope<'_, 'env> {
         crate::memory::check_stream(src.stream_order(), Some(self.stream), None)?;
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }?;
-        mark(src.host_mark(), self.stream);
+        mark(src.host_mark(), self.id);
         Ok(())
     }
 }
 
 /// Marks memory with `stream` ([`crate::order`]), if it has a mark.
 #[inline(always)]
-fn mark(mark: Option<&crate::order::Mark>, stream: CUstream) {
+fn mark(mark: Option<&crate::order::Mark>, stream: StreamId) {
     if let Some(m) = mark {
         m.set(stream);
     }

@@ -158,3 +158,90 @@ fn managed_memory_read_through_a_view_waits_too() {
         Ok(())
     });
 }
+
+#[test]
+fn memory_used_on_two_streams_waits_for_both() {
+    on_device0(|cur| {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: as above.
+        let saxpy = unsafe { module.function::<Saxpy>("saxpy")? };
+        let a = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let b = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let x = cur.alloc_from(&vec![1.0f32; N])?;
+        let mut y = cur.alloc_zeros::<f32>(N)?;
+        {
+            // Two halves of one buffer, written on two streams.
+            let (xl, xr) = x.as_slice().split_at(N / 2)?;
+            let (yl, yr) = y.as_mut_slice().split_at(N / 2)?;
+            delay(&a);
+            saxpy.launch(&a, 8, 256, 0, (2.0f32, xl, yl))?;
+            saxpy.launch(&b, 8, 256, 0, (2.0f32, xr, yr))?;
+        }
+        assert_all(&y.to_vec()?, 2.0f32, "both halves");
+
+        // Two readers of x, the first delayed: a host write waits for both.
+        delay(&a);
+        saxpy.launch(&a, 16, 256, 0, (1.0f32, &x, &mut y))?;
+        let mut z = cur.alloc_zeros::<f32>(N)?;
+        saxpy.launch(&b, 16, 256, 0, (1.0f32, &x, &mut z))?;
+        let mut x = x;
+        x.copy_from_host(&vec![100.0f32; N])?;
+        assert_all(&y.to_vec()?, 3.0f32, "the first reader read the old x");
+
+        // A launch on the default stream does not clear a mark that names another
+        // stream: the host write still waits for the delayed reader.
+        delay(&a);
+        saxpy.launch(&a, 16, 256, 0, (1.0f32, &x, &mut y))?;
+        saxpy.launch(&cur.default_stream(), 16, 256, 0, (1.0f32, &x, &mut z))?;
+        x.copy_from_host(&vec![0.0f32; N])?;
+        assert_all(&y.to_vec()?, 103.0f32, "the delayed reader read x = 100");
+        Ok(())
+    });
+}
+
+#[test]
+fn a_graph_launch_marks_the_memory_its_nodes_use() {
+    on_device0(|cur| {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: as above.
+        let saxpy = unsafe { module.function::<Saxpy>("saxpy")? };
+        let x = cur.alloc_from(&vec![1.0f32; N])?;
+        let y = cur.alloc_zeros::<f32>(N)?;
+        let mut graph = cur.create_graph()?;
+        graph.add_kernel(&[], &saxpy, 16, 256, 0, (2.0f32, &x, &y))?;
+        let exec = graph.instantiate()?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        stream.scope(|s| {
+            delay(&stream);
+            s.launch_graph(&exec)?;
+            // Inside the scope: the read waits for the launch that writes y.
+            assert_all(&y.to_vec()?, 2.0f32, "read after the graph's launch");
+            Ok::<_, oxicuda_driver::CudaError>(())
+        })??;
+        Ok(())
+    });
+}
+
+#[test]
+fn a_host_read_inside_a_capture_of_the_marking_stream_still_works() {
+    on_device0(|cur| {
+        let module = cur.load_ptx(SLICES, &JitOptions::default())?;
+        // SAFETY: as above.
+        let saxpy = unsafe { module.function::<Saxpy>("saxpy")? };
+        let mut stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let x = cur.alloc_from(&vec![1.0f32; N])?;
+        let mut y = cur.alloc_zeros::<f32>(N)?;
+        delay(&stream);
+        saxpy.launch(&stream, 16, 256, 0, (2.0f32, &x, &mut y))?;
+        // The capture waits for the marked work first; inside it the read does not
+        // try to wait for the capturing stream.
+        let mut seen = Vec::new();
+        let graph = stream.capture(oxicuda_driver::graph::CaptureMode::Relaxed, |_| {
+            seen = y.to_vec()?;
+            Ok(())
+        })?;
+        drop(graph);
+        assert_all(&seen, 2.0f32, "read inside the capture");
+        Ok(())
+    });
+}

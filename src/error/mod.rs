@@ -97,6 +97,16 @@ pub enum CudaError {
         /// The rule broken.
         rule: &'static str,
     },
+    /// A buffer a graph owns ([`GraphBuffer`](crate::graph::GraphBuffer)) used outside
+    /// its graph, or a graph that owns buffers cloned, embedded or used as an update:
+    /// the buffer (by index, when one is concerned) and the rule broken.
+    #[error("graph buffer{at}: {rule}", at = match buffer { Some(i) => format!(" #{i}"), None => String::new() })]
+    GraphBuffer {
+        /// The buffer's index among its graph's buffers, when one is concerned.
+        buffer: Option<usize>,
+        /// The rule broken.
+        rule: &'static str,
+    },
     /// A conditional node's handle used outside the graph that owns it (and that
     /// graph's conditional bodies).
     #[error("the condition belongs to another graph")]

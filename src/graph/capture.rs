@@ -1,6 +1,6 @@
 //! Stream capture: the work queued on a stream becomes a graph instead of running.
 
-use super::{Graph, KeptFns, host_params};
+use super::{Graph, Kept, host_params};
 use crate::error::{CudaError, check};
 use crate::event::{Event, EventKind};
 use crate::launch::sealed::GraphRef;
@@ -72,7 +72,7 @@ struct Ops<'g> {
     driver: &'static Driver,
     stream: CUstream,
     /// Host functions of captured host nodes, shared by every stream of the capture.
-    host_fns: Rc<RefCell<KeptFns<'g>>>,
+    kept: Rc<RefCell<Kept<'g>>>,
     /// Whether a captured node writes host memory (the graph then cannot be copied).
     writes_host: Rc<Cell<bool>>,
     _tied: PhantomData<(&'g (), *const ())>,
@@ -188,12 +188,22 @@ impl<'g> Ops<'g> {
                 });
             }
             Some(GraphRef::Condition(_)) => return Err(CudaError::ForeignCondition),
+            Some(GraphRef::Buffer(_, index)) => {
+                return Err(CudaError::GraphBuffer {
+                    buffer: Some(*index),
+                    rule: "a buffer a graph owns is used only by that graph's nodes, not in a capture",
+                });
+            }
             None => {}
         }
         if !crate::launch::fits_every_device(grid, block) {
             return Err(crate::launch::shape_error(grid, block));
         }
         crate::launch::check_streams::<S, _>(&args, None)?;
+        // The arguments outlive `'g`: their memory is borrowed for it.
+        self.kept
+            .borrow_mut()
+            .note_raw(crate::launch::marks::<S, _>(&args));
         let launch = self.driver.table().cuLaunchKernel()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             // SAFETY: one pointer per declared parameter, each to a value of its
@@ -242,6 +252,7 @@ impl<'g> Ops<'g> {
     ) -> Result<(), CudaError> {
         let d = dst.view();
         crate::memory::check_stream(d.stream_order(), None, None)?;
+        self.kept.borrow_mut().note(d.host_mark());
         // SAFETY: the view's elements; both sides borrowed for the graph's lifetime,
         // and captured work runs only as the graph.
         unsafe { queue_to_device(self.driver, self.stream, d.device_ptr(), d.len(), src) }
@@ -255,6 +266,7 @@ impl<'g> Ops<'g> {
         let s = src.view();
         crate::memory::check_stream(s.stream_order(), None, None)?;
         self.writes_host.set(true);
+        self.kept.borrow_mut().note(s.host_mark());
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, s.device_ptr(), s.len()) }
     }
@@ -262,6 +274,7 @@ impl<'g> Ops<'g> {
     fn fill<T: MemsetValue>(&self, dst: &'g impl DeviceRead<T>, value: T) -> Result<(), CudaError> {
         let d = dst.view();
         crate::memory::check_stream(d.stream_order(), None, None)?;
+        self.kept.borrow_mut().note(d.host_mark());
         // SAFETY: the view's elements, captured (never written outside the graph) and
         // borrowed for the graph's lifetime.
         unsafe {
@@ -277,9 +290,9 @@ impl<'g> Ops<'g> {
 
     fn host_fn(&self, f: impl Fn() + Send + Sync + 'g) -> Result<(), CudaError> {
         let launch = self.driver.table().cuLaunchHostFunc_v10000()?;
-        let p = host_params(&mut self.host_fns.borrow_mut(), f);
+        let p = host_params(&mut self.kept.borrow_mut(), f);
         // SAFETY: the function's data lives as long as the captured graph and every
-        // graph made from it (their `host_fns`).
+        // graph made from it (their `kept`).
         check(unsafe { launch(self.stream, p.fn_, p.userData) })
     }
 
@@ -359,6 +372,12 @@ impl<'a> Stream<'a> {
         for other in others.iter() {
             capturable(driver, other.raw())?;
         }
+        // Work that marked memory runs before the capture: a host access that finds
+        // the stream capturing then has nothing of it to wait for (`crate::order`).
+        self.settle_marked()?;
+        for other in others.iter() {
+            other.settle_marked()?;
+        }
         // SAFETY: a live stream of the current context.
         check(unsafe { driver.table().cuStreamBeginCapture()?(stream, mode.raw()) })?;
         // From here the capture ends in this frame, also on unwind.
@@ -380,13 +399,13 @@ impl<'a> Stream<'a> {
                 _borrowed: PhantomData,
             })
             .collect();
-        let host_fns = Rc::new(RefCell::new(Vec::new()));
+        let kept = Rc::new(RefCell::new(Kept::default()));
         let writes_host = Rc::new(Cell::new(false));
         let cap = Capturing {
             ops: Ops {
                 driver,
                 stream,
-                host_fns: Rc::clone(&host_fns),
+                kept: Rc::clone(&kept),
                 writes_host: Rc::clone(&writes_host),
                 _tied: PhantomData,
             },
@@ -408,7 +427,7 @@ impl<'a> Stream<'a> {
                 ));
             }
         };
-        let graph = Graph::from_raw(driver, raw, host_fns);
+        let graph = Graph::from_raw(driver, raw, kept);
         graph.writes_host.set(writes_host.get());
         Ok(graph)
     }
@@ -523,7 +542,7 @@ impl<'c, 'g> Capturing<'c, 'g> {
             ops: Ops {
                 driver,
                 stream,
-                host_fns: Rc::clone(&self.ops.host_fns),
+                kept: Rc::clone(&self.ops.kept),
                 writes_host: Rc::clone(&self.ops.writes_host),
                 _tied: PhantomData,
             },

@@ -120,7 +120,7 @@ impl<'g, K: Kind> Graph<'g, K> {
         // The body shares this graph's host functions (this graph runs them) and its
         // note of writing host memory (a copy of this graph would copy the body).
         let mut graph: Graph<'g, BodyOf<'_>> =
-            Graph::from_raw(self.driver, body, Rc::clone(&self.host_fns));
+            Graph::from_raw(self.driver, body, Rc::clone(&self.kept));
         graph.writes_host = Rc::clone(&self.writes_host);
         graph.has_conditional = Rc::clone(&self.has_conditional);
         self.has_conditional.set(true);

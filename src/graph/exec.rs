@@ -14,7 +14,7 @@ use crate::sys::{
 /// every borrow of that graph (`'g`). Not `Send`.
 pub struct GraphExec<'g> {
     raw: CUgraphExec,
-    graph: Graph<'g>,
+    pub(super) graph: Graph<'g>,
 }
 
 impl core::fmt::Debug for GraphExec<'_> {
@@ -99,6 +99,11 @@ impl<'g> GraphExec<'g> {
         let index = node.node.index();
         self.graph
             .check_uses(&uses, &self.graph.preds[index], Some(index))?;
+        // The arguments outlive `'g`: their memory is borrowed for it.
+        self.graph
+            .kept
+            .borrow_mut()
+            .note_raw(crate::launch::marks::<S, _>(&args));
         let set = self.graph.driver.table().cuGraphExecKernelNodeSetParams()?;
         crate::launch::with_params::<S, _, _>(args, |params| {
             let p = kernel_node_params(node.func, node.grid, node.block, node.shared_bytes, params);
@@ -120,6 +125,13 @@ impl<'g> GraphExec<'g> {
                 rule: "a graph with memory nodes is not updated: instantiate the new graph",
             });
         }
+        // An update would leave the executable graph using the new graph's buffers,
+        // which are dropped with it (or, failing halfway, some of them).
+        if !self.graph.buffers.is_empty() || !graph.buffers.is_empty() {
+            return Err(super::buffers::refused(
+                "a graph that owns buffers is not updated: write its buffers instead",
+            ));
+        }
         // A conditional node's handle belongs to the graph that made it, which would be
         // dropped here while the executable graph used it.
         if self.graph.has_conditional.get() || graph.has_conditional.get() {
@@ -133,8 +145,8 @@ impl<'g> GraphExec<'g> {
         };
         // The executable graph may call the new graph's host functions from now on,
         // even after a failure that updated part of it: keep them first.
-        let fns: super::KeptFns<'g> = graph.host_fns.borrow().clone();
-        self.graph.host_fns.borrow_mut().extend(fns);
+        let fns: super::Kept<'g> = graph.kept.borrow().clone();
+        self.graph.kept.borrow_mut().extend(fns);
         // SAFETY: a live executable graph, a live graph and a valid out-pointer.
         let r = unsafe { t.cuGraphExecUpdate()?(self.raw, graph.raw, &mut info) };
         if r == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE {
@@ -156,7 +168,11 @@ impl<'env> AsyncScope<'_, 'env> {
     /// release what it borrows) while it may run.
     pub fn launch_graph(&self, graph: &'env GraphExec<'_>) -> Result<(), CudaError> {
         // SAFETY: a live executable graph of the stream's context.
-        check(unsafe { self.driver().table().cuGraphLaunch()?(graph.raw, self.stream()) })
+        check(unsafe { self.driver().table().cuGraphLaunch()?(graph.raw, self.stream()) })?;
+        // A host access to a buffer the graph owns waits for the launch.
+        graph.graph.mark_buffers(self.stream_id());
+        graph.graph.kept.borrow().mark_all(self.stream_id());
+        Ok(())
     }
 }
 

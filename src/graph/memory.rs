@@ -240,6 +240,10 @@ impl<'g, K: Kind> Graph<'g, K> {
                     }
                     continue;
                 }
+                GraphRef::Buffer(owner, index) => {
+                    self.check_buffer(owner, index)?;
+                    continue;
+                }
             };
             let a = match (self.allocation(graph, index), existing) {
                 (Ok(a), _) => a,
