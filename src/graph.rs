@@ -92,20 +92,26 @@ impl<'g> Kept<'g> {
     /// Keeps another graph's as well.
     pub(crate) fn extend(&mut self, other: Kept<'g>) {
         self.fns.extend(other.fns);
-        self.marks.extend(other.marks);
+        self.note_raw(other.marks);
     }
 
     /// Notes the mark of memory a node uses, borrowed for `'g`.
     pub(crate) fn note(&mut self, mark: Option<&'g crate::order::Mark>) {
         if let Some(m) = mark {
-            self.marks.push(m);
+            self.note_raw([m as *const _]);
         }
     }
 
     /// Notes marks of memory the arguments of a node use: each must be the mark of
-    /// memory borrowed for `'g` (an argument tuple that outlives `'g`).
+    /// memory borrowed for `'g` (an argument tuple that outlives `'g`, whose marks lie
+    /// in the memory it borrows: `ArgBytes::reach`). Each mark once, so that new
+    /// arguments for the same memory, launch after launch, add nothing.
     pub(crate) fn note_raw(&mut self, marks: impl IntoIterator<Item = *const crate::order::Mark>) {
-        self.marks.extend(marks);
+        for m in marks {
+            if !self.marks.contains(&m) {
+                self.marks.push(m);
+            }
+        }
     }
 
     /// Marks the memory the graph's nodes use with `stream`: a launch of it is queued
@@ -203,7 +209,7 @@ pub struct Graph<'g, K: Kind = Owned> {
     /// Memory the graph allocates when it runs ([`GraphMemory`]).
     pub(crate) allocations: Vec<memory::Allocation>,
     /// Buffers the graph owns ([`GraphBuffer`]), freed with it.
-    pub(crate) buffers: Vec<Box<dyn buffers::Kept + 'g>>,
+    pub(crate) buffers: Vec<Box<dyn buffers::OwnedBuffer + 'g>>,
     /// Host functions its nodes call, shared with its conditional bodies (whose nodes
     /// the graph runs), kept while any graph or executable graph may call them.
     pub(crate) kept: Rc<RefCell<Kept<'g>>>,
@@ -570,7 +576,9 @@ impl<'g, K: Kind> Graph<'g, K> {
         let start: Vec<usize> = deps.iter().map(|d| d.index).collect();
         self.check_uses(&uses, &start, None)?;
         // The arguments outlive `'g`: their memory is borrowed for it.
-        self.kept.borrow_mut().note_raw(crate::launch::marks::<S, _>(&args));
+        self.kept
+            .borrow_mut()
+            .note_raw(crate::launch::marks::<S, _>(&args));
         let node = crate::launch::with_params::<S, _, _>(args, |params| {
             let p = kernel_node_params(func, grid, block, shared_bytes, params);
             // SAFETY: one pointer per declared parameter, each to a value of its

@@ -93,6 +93,8 @@
 //!   softcuda is compiled with your profile, and a debug build runs kernels about 8x
 //!   slower: add `[profile.dev.package.softcuda] opt-level = 3` to your `Cargo.toml`.
 //! - `multi-gpu`: `peer`, `device_pool`, `topology` and `nvml` (below).
+//! - `derive`: `#[derive(DeviceCopy)]` for `#[repr(C)]` structs of `DeviceCopy`
+//!   fields, checked at compile time (`memory::DeviceCopy`).
 //!
 //! ## Layers
 //!

@@ -43,11 +43,22 @@ use core::ops::{Bound, RangeBounds};
 /// unsafe impl oxicuda_driver::memory::DeviceCopy for Params {}
 /// ```
 ///
+/// With the `derive` feature, `#[derive(DeviceCopy)]` writes that `unsafe impl` for
+/// a `#[repr(C)]` struct after checking its layout attribute and every field (an enum,
+/// a union, a struct without `#[repr(C)]` or a field that is not `DeviceCopy` is a
+/// compile error).
+///
 /// # Safety
 /// Every bit pattern of `size_of::<T>()` bytes must be a valid `T` (the device may
 /// write anything), and `T` must own no host resources (no pointers, references or
 /// `Drop`).
 pub unsafe trait DeviceCopy: Copy + 'static {}
+
+/// `#[derive(DeviceCopy)]`: the `unsafe impl` [`DeviceCopy`] of a `#[repr(C)]` (or
+/// `#[repr(transparent)]`) struct whose every field is `DeviceCopy` (the `derive`
+/// feature).
+#[cfg(feature = "derive")]
+pub use oxicuda_derive::DeviceCopy;
 
 /// Element types the driver can set directly (`cuMemsetD8/16/32`): 1, 2 or 4 bytes.
 pub trait MemsetValue: DeviceCopy + sealed::Sealed {

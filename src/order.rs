@@ -126,7 +126,9 @@ fn sync(driver: &'static Driver, handle: CUstream) -> Result<(), CudaError> {
     }
     let wait = t.cuStreamSynchronize()?;
     // SAFETY: a live stream of this thread (the caller checked it is listed).
-    check(crate::wait::retry_relaxed(driver, || unsafe { wait(handle) }))
+    check(crate::wait::retry_relaxed(driver, || unsafe {
+        wait(handle)
+    }))
 }
 
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
@@ -164,4 +166,3 @@ pub(crate) fn stream_destroyed(stream: StreamId) {
         }
     });
 }
-

@@ -351,7 +351,9 @@ pub(crate) mod sealed {
         /// `self` or written to `scratch` — valid while both are borrowed. For
         /// `Out`, the address comes from an exclusive view.
         fn param(&mut self, scratch: &mut Scratch) -> *mut c_void;
-        /// What the argument lets the kernel reach.
+        /// What the argument lets the kernel reach. Its mark must lie in the memory
+        /// the argument borrows, never in the argument value itself: a graph keeps
+        /// the marks of its nodes' arguments for as long as that borrow (`'g`).
         fn reach(&self) -> Reach<'_>;
     }
 
@@ -630,7 +632,9 @@ pub(crate) fn check_streams<S: Signature, A: sealed::Params<S>>(
 }
 
 /// The marks of the memory `args` pass ([`crate::order`]), for a graph's node.
-pub(crate) fn marks<S: Signature, A: sealed::Params<S>>(args: &A) -> Vec<*const crate::order::Mark> {
+pub(crate) fn marks<S: Signature, A: sealed::Params<S>>(
+    args: &A,
+) -> Vec<*const crate::order::Mark> {
     let mut out = Vec::new();
     args.marks(&mut out);
     out

@@ -14,8 +14,8 @@ use crate::error::{CudaError, check};
 use crate::event::done;
 pub use crate::event::{Event, EventKind, NoTiming, Timing};
 use crate::loader::Driver;
-use crate::order::StreamId;
 use crate::memory::{DeviceCopy, DeviceRead, DeviceWrite, MemsetValue, same_len};
+use crate::order::StreamId;
 use crate::sys::{
     CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUdeviceptr, CUresult, CUstream, CUstream_flags,
     CUstreamCaptureStatus,

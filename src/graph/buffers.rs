@@ -37,9 +37,12 @@ use core::marker::PhantomData;
 ///   borrow nothing);
 /// - in stream order inside the scope that launches the graph:
 ///   [`AsyncScope::copy_to_graph`], [`AsyncScope::copy_from_graph`];
-/// - as a view: [`Graph::buffer`], [`GraphExec::buffer`] (a host access through it
-///   waits for the graph's launches queued before it) and [`GraphExec::buffer_mut`]
-///   (the executable graph exclusively: no scope that launched it is open).
+/// - as a view: [`Graph::buffer`] and [`Graph::buffer_mut`] while the graph is built,
+///   [`GraphExec::buffer`] (a host access through it waits for the graph's launches
+///   queued before it) and [`GraphExec::buffer_mut`] (the executable graph
+///   exclusively: no scope that launched it is open). A view is device memory like
+///   any other: a shared one may be an argument of another graph, whose launches then
+///   mark it too.
 ///
 /// Any other graph refuses it, as does a capture ([`CudaError::GraphBuffer`]); a graph
 /// that owns buffers is not cloned, embedded or used as an update.
@@ -99,11 +102,11 @@ impl<T: DeviceCopy> GraphBuffer<T> {
 }
 
 /// A buffer kept by its graph: dropped (freed) with it.
-pub(crate) trait Kept {
+pub(crate) trait OwnedBuffer {
     /// The buffer's mark ([`crate::order`]).
     fn mark(&self) -> Option<&Mark>;
 }
-impl<T: DeviceCopy> Kept for DeviceBuffer<'_, T> {
+impl<T: DeviceCopy> OwnedBuffer for DeviceBuffer<'_, T> {
     fn mark(&self) -> Option<&Mark> {
         self.host_mark()
     }
