@@ -10,7 +10,7 @@
 //! reads and writes: the launch records the stream in each buffer's mark (a compare
 //! and a store per memory argument). A host access whose mark is clear does nothing
 //! more; one whose mark names a stream waits for it first and clears the mark; one
-//! whose memory was used by two streams since ([`State::Many`]) waits for every live
+//! whose memory was used by two streams since waits for every live
 //! stream of this thread. Work on the default streams (`NULL`, `CU_STREAM_LEGACY`,
 //! `CU_STREAM_PER_THREAD`) needs no mark: the synchronous copies follow it anyway.
 //!
@@ -30,25 +30,24 @@ use crate::sys::{CUstream, CUstreamCaptureStatus};
 use core::cell::{Cell, RefCell};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// What a mark knows of the work queued on its memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Nothing to wait for.
-    Clear,
-    /// Work on one stream: (its handle, its number).
-    One(CUstream, u64),
-    /// Work on more than one stream since the last wait.
-    Many,
-}
+/// The number a mark holds for "work on more than one stream since the last wait".
+const MANY: u64 = u64::MAX;
 
-/// The streams whose work uses a buffer's memory, since the last host access waited.
+/// The streams whose work uses a buffer's memory, since the last host access waited:
+/// none (number 0), one (its number and handle), or many ([`MANY`]).
 #[derive(Debug)]
-pub struct Mark(Cell<State>);
+pub struct Mark {
+    number: Cell<u64>,
+    handle: Cell<CUstream>,
+}
 
 impl Mark {
     /// A clear mark.
     pub(crate) const fn new() -> Mark {
-        Mark(Cell::new(State::Clear))
+        Mark {
+            number: Cell::new(0),
+            handle: Cell::new(CUstream::NULL),
+        }
     }
 
     /// Work queued on `stream` (handle and number, [`StreamId`]) uses the memory.
@@ -57,12 +56,16 @@ impl Mark {
         if stream.number == 0 {
             return; // a default stream: the synchronous copies follow it
         }
-        let next = match self.0.get() {
-            State::One(_, n) if n != stream.number => State::Many,
-            State::Many => State::Many,
-            _ => State::One(stream.handle, stream.number),
-        };
-        self.0.set(next);
+        let n = self.number.get();
+        if n == stream.number {
+            return; // marked by this stream already: the common case, a load and a compare
+        }
+        if n == 0 {
+            self.number.set(stream.number);
+            self.handle.set(stream.handle);
+        } else {
+            self.number.set(MANY);
+        }
     }
 
     /// Waits for the work the mark names (if any) and clears it: before a synchronous
@@ -70,28 +73,28 @@ impl Mark {
     /// mark kept.
     #[inline(always)]
     pub(crate) fn wait(&self, driver: &'static Driver) -> Result<(), CudaError> {
-        match self.0.get() {
-            State::Clear => Ok(()),
-            state => self.wait_for(driver, state),
+        if self.number.get() == 0 {
+            return Ok(());
         }
+        self.wait_for(driver)
     }
 
     #[inline(never)]
-    fn wait_for(&self, driver: &'static Driver, state: State) -> Result<(), CudaError> {
-        match state {
-            State::Clear => {}
-            State::One(handle, number) => {
-                if is_live(number) {
-                    sync(driver, handle)?;
-                }
-            }
-            State::Many => {
+    fn wait_for(&self, driver: &'static Driver) -> Result<(), CudaError> {
+        match self.number.get() {
+            0 => {}
+            MANY => {
                 for handle in live_streams() {
                     sync(driver, handle)?;
                 }
             }
+            number => {
+                if is_live(number) {
+                    sync(driver, self.handle.get())?;
+                }
+            }
         }
-        self.0.set(State::Clear);
+        self.number.set(0);
         Ok(())
     }
 }

@@ -365,8 +365,9 @@ pub(crate) mod sealed {
         fn foreign_to(&self, stream: Option<crate::sys::CUstream>) -> Option<usize>;
         /// Every graph object the arguments name.
         fn graph_refs(&self, out: &mut Vec<GraphRef>);
-        /// Marks the memory the arguments pass with `stream` ([`crate::order`]).
-        fn mark(&self, stream: crate::order::StreamId);
+        /// Marks the memory the arguments pass with `stream` ([`crate::order`]);
+        /// whether any argument has a mark.
+        fn mark(&self, stream: crate::order::StreamId) -> bool;
         /// The marks of the memory the arguments pass.
         fn marks(&self, out: &mut Vec<*const crate::order::Mark>);
         /// The `Len` argument, if any: (its index, its value, the most threads a
@@ -648,7 +649,9 @@ pub(crate) fn check_and_mark<S: Signature, A: sealed::Params<S>>(
     stream: &crate::stream::Stream<'_>,
 ) -> Result<(), CudaError> {
     check_streams::<S, A>(args, Some(stream.raw()))?;
-    args.mark(stream.marking());
+    if args.mark(stream.id()) {
+        stream.note_marked();
+    }
     Ok(())
 }
 
@@ -780,14 +783,17 @@ macro_rules! signatures {
             fn marks(&self, out: &mut Vec<*const crate::order::Mark>) {
                 $(out.extend(sealed::ArgBytes::<$P>::reach(&self.$i).mark.map(|m| m as *const _));)*
             }
-            #[allow(unused_variables)]
+            #[allow(unused_variables, unused_mut)]
             #[inline(always)]
-            fn mark(&self, stream: crate::order::StreamId) {
+            fn mark(&self, stream: crate::order::StreamId) -> bool {
+                let mut any = false;
                 $(
                     if let Some(m) = sealed::ArgBytes::<$P>::reach(&self.$i).mark {
                         m.set(stream);
+                        any = true;
                     }
                 )*
+                any
             }
             #[allow(unused_mut)]
             #[inline(always)]

@@ -119,6 +119,18 @@ impl Stream<'_> {
         self.id
     }
 
+    /// How marks name this stream.
+    #[inline(always)]
+    pub(crate) fn id(&self) -> StreamId {
+        self.id
+    }
+
+    /// Work queued here marked memory: the stream waits for it when dropped.
+    #[inline(always)]
+    pub(crate) fn note_marked(&self) {
+        self.marked.set(true);
+    }
+
     /// Waits for the work queued here that marked memory, if any: before a capture
     /// begins, so that a host access that finds this stream capturing has nothing of
     /// it to wait for.
