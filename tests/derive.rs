@@ -75,3 +75,14 @@ fn a_derived_struct_is_a_buffer_element() {
         Ok(())
     });
 }
+
+/// A generic parameter that is itself a field: its bound is written twice (inline and
+/// by the derive), which clippy must not flag in the user's code.
+#[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+#[repr(transparent)]
+struct Wrap<T: DeviceCopy>(T);
+
+#[test]
+fn a_generic_wrapper_derives() {
+    is_device_copy::<Wrap<u16>>();
+}

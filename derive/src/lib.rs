@@ -93,11 +93,12 @@ fn expand(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         // (each bit pattern valid, no host resources: the bounds below, and the
         // fields' own types in the check after), and padding may hold any bytes: every
         // bit pattern of the struct is a valid value.
+        #[allow(clippy::multiple_bound_locations)]
         unsafe impl #impl_generics ::oxicuda_driver::memory::DeviceCopy for #name #ty_generics #where_clause {}
 
         const _: () = {
             fn __oxicuda_is_device_copy<T: ::oxicuda_driver::memory::DeviceCopy>(_: T) {}
-            #[allow(dead_code)]
+            #[allow(dead_code, clippy::multiple_bound_locations)]
             fn __oxicuda_fields #impl_generics (value: &#name #ty_generics) #where_clause {
                 #(#checks)*
             }
