@@ -10,11 +10,11 @@
 
 mod common;
 
-use common::{SoftDevices, driver, fault_kernel, fault_module, no_leaks};
+use common::{SoftDevices, driver, fault_kernel, fault_module, kernel_fault_code, no_leaks};
 use oxicuda_driver::device_pool::DevicePool;
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::module::JitOptions;
-use oxicuda_driver::sys::{CUctx_flags, CUresult, CUstream_flags};
+use oxicuda_driver::sys::{CUctx_flags, CUstream_flags};
 use oxicuda_driver::{Context, CudaError, CurrentContext};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,7 +23,6 @@ use std::sync::{Barrier, Mutex, mpsc};
 const SLICES: &str = include_str!("../kernels/slices.ptx");
 const DEVICES: usize = 4;
 const MIB: usize = 1 << 20;
-const ILLEGAL: CUresult = CUresult::CUDA_ERROR_ILLEGAL_ADDRESS;
 
 type Add = (In<f32>, In<f32>, Out<f32>);
 
@@ -384,13 +383,15 @@ fn a_poisoned_device_is_skipped_and_refused() {
         .unwrap();
     assert_eq!(pool.best_available().unwrap(), 0);
     let err = pool.bind(0, |cur| poison(cur).unwrap()).unwrap();
-    assert_eq!(err, CudaError::Driver(ILLEGAL));
-    assert_eq!(pool.sticky_error(0).unwrap(), Some(ILLEGAL));
+    assert_eq!(err, CudaError::Driver(kernel_fault_code()));
+    assert_eq!(pool.sticky_error(0).unwrap(), Some(kernel_fault_code()));
     assert_eq!(pool.best_available().unwrap(), 1, "device 0 skipped");
     assert_eq!(pool.bind_best(|i, _| i).unwrap(), 1);
     assert_eq!(
         pool.bind(0, |_| ()).unwrap_err(),
-        CudaError::ContextPoisoned { code: ILLEGAL }
+        CudaError::ContextPoisoned {
+            code: kernel_fault_code()
+        }
     );
     // distribute reports the refused binding; the healthy device still ran.
     let ran = AtomicUsize::new(0);
@@ -398,13 +399,20 @@ fn a_poisoned_device_is_skipped_and_refused() {
         ran.fetch_add(1, Ordering::Relaxed);
         Ok::<_, CudaError>(c.to_vec())
     });
-    assert_eq!(r.unwrap_err(), CudaError::ContextPoisoned { code: ILLEGAL });
+    assert_eq!(
+        r.unwrap_err(),
+        CudaError::ContextPoisoned {
+            code: kernel_fault_code()
+        }
+    );
     assert_eq!(ran.load(Ordering::Relaxed), 1);
     // Both poisoned: no device to offer.
     pool.bind(1, |cur| poison(cur).unwrap()).unwrap();
     assert_eq!(
         pool.best_available().unwrap_err(),
-        CudaError::ContextPoisoned { code: ILLEGAL }
+        CudaError::ContextPoisoned {
+            code: kernel_fault_code()
+        }
     );
     drop(pool);
     no_leaks();

@@ -1308,8 +1308,8 @@ fn rows() -> Vec<Row> {
                 let f = add_fn(&m)?;
                 let (s, a, b, mut c) = (
                     stream(cur)?,
-                    cur.alloc::<f32>(32)?,
-                    cur.alloc::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
                     cur.alloc::<f32>(32)?,
                 );
                 arm();
@@ -1325,8 +1325,8 @@ fn rows() -> Vec<Row> {
                 let f = add_fn(&m)?;
                 let (s, a, b, mut c) = (
                     stream(cur)?,
-                    cur.alloc::<f32>(32)?,
-                    cur.alloc::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
                     cur.alloc::<f32>(32)?,
                 );
                 arm();
@@ -1343,8 +1343,8 @@ fn rows() -> Vec<Row> {
                 let f = add_fn(&m)?;
                 let (s, a, b, mut c) = (
                     stream(cur)?,
-                    cur.alloc::<f32>(64)?,
-                    cur.alloc::<f32>(64)?,
+                    cur.alloc_zeros::<f32>(64)?,
+                    cur.alloc_zeros::<f32>(64)?,
                     cur.alloc::<f32>(64)?,
                 );
                 arm();
@@ -1371,8 +1371,8 @@ fn rows() -> Vec<Row> {
                 let f = add_fn(&m)?;
                 let (s, a, b, mut c) = (
                     stream(cur)?,
-                    cur.alloc::<f32>(32)?,
-                    cur.alloc::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
+                    cur.alloc_zeros::<f32>(32)?,
                     cur.alloc::<f32>(32)?,
                 );
                 arm();

@@ -33,7 +33,7 @@ fn a_graph_is_replayed_with_new_input_written_in_its_scope() {
         let saxpy = unsafe { module.function::<Saxpy>("saxpy")? };
         let mut graph = cur.create_graph()?;
         let x: GraphBuffer<f32> = graph.add_buffer(cur.alloc_zeros::<f32>(N)?);
-        let y = graph.add_buffer(cur.alloc::<f32>(N)?);
+        let y = graph.add_buffer(cur.alloc_zeros::<f32>(N)?);
         graph.add_kernel(&[], &saxpy, 1, N as u32, 0, (2.0f32, x, y))?;
         let exec = graph.instantiate()?;
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;

@@ -64,7 +64,7 @@ fn a_cluster_on_8_0_is_refused_before_the_driver_is_called() {
         // SAFETY: kernels/slices.cu: vector_add stays below every slice's length.
         let k = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        let (a, b) = (cur.alloc::<f32>(64)?, cur.alloc::<f32>(64)?);
+        let (a, b) = (cur.alloc_zeros::<f32>(64)?, cur.alloc_zeros::<f32>(64)?);
         let mut c = cur.alloc::<f32>(64)?;
         let (major, _) = cur.device()?.compute_capability()?;
         if ON_GPU && major >= 9 {
@@ -136,7 +136,7 @@ fn each_validation_rule_is_a_typed_error() {
         // SAFETY: kernels/slices.cu: vector_add stays below every slice's length.
         let mut k = unsafe { module.function::<(In<f32>, In<f32>, Out<f32>)>("vector_add")? };
         let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
-        let (a, b) = (cur.alloc::<f32>(64)?, cur.alloc::<f32>(64)?);
+        let (a, b) = (cur.alloc_zeros::<f32>(64)?, cur.alloc_zeros::<f32>(64)?);
         let mut c = cur.alloc::<f32>(64)?;
         let refused = [
             (LaunchConfig::new((0, 1, 1), 32), "grid", "at least 1"),

@@ -138,6 +138,14 @@ pub fn sanitize_tools() -> String {
     crate::sanitize::names(crate::sanitize::tools())
 }
 
+/// The sticky code a kernel's access outside any allocation leaves now:
+/// `CUDA_ERROR_ILLEGAL_ADDRESS`, as a GPU gives, or `CUDA_ERROR_LAUNCH_FAILED` while
+/// the sanitizer's memcheck is on (as under compute-sanitizer: the access was
+/// reported and the launch stopped). For tests that run with and without it.
+pub fn fault_code() -> CUresult {
+    crate::launch::launch_error(crate::ptx::LaunchError::IllegalAddress { addr: 0, len: 0 })
+}
+
 /// Sends the sanitizer's report to the file at `path` (created if need be,
 /// appended to), or to standard error (`None`), as `SOFTCUDA_SANITIZE_LOG` does.
 pub fn set_sanitize_log(path: Option<&str>) -> std::io::Result<()> {

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::fault;
 use common::{function, launch_kernel, no_leaks, ok, serial};
 use softcuda::api::launch_ex::{self, CUlaunchAttribute, CUlaunchConfig};
 use softcuda::api::{context::*, device::*, memory::*, module::*, stream::*};
@@ -1115,10 +1116,10 @@ fn mapa_keeps_the_whole_rank_and_a_rank_outside_the_cluster_faults() {
     let _g = serial();
     for (rank, want) in [
         (1u32, code::SUCCESS),
-        (2, code::ILLEGAL_ADDRESS),
-        (128, code::ILLEGAL_ADDRESS), // was rank 0 (rank & 0x7f)
-        (129, code::ILLEGAL_ADDRESS), // was rank 1
-        (u32::MAX, code::ILLEGAL_ADDRESS),
+        (2, fault()),
+        (128, fault()), // was rank 0 (rank & 0x7f)
+        (129, fault()), // was rank 1
+        (u32::MAX, fault()),
     ] {
         let text = CString::new(MAPA_PTX).unwrap();
         // SAFETY: softcuda's exports with valid pointers; one pointer per parameter.

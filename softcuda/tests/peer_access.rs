@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::fault;
 use common::{launch_kernel, no_leaks, ok, serial};
 use softcuda::api::managed::cuMemAllocManaged;
 use softcuda::api::{context::*, graph::*, memory::*, module::*, pool::*, stream::*};
@@ -107,7 +108,7 @@ fn assert_poisoned() {
     // SAFETY: a valid out-pointer.
     assert_eq!(
         unsafe { cuMemAlloc_v2(&mut p, 16) },
-        code::ILLEGAL_ADDRESS,
+        fault(),
         "the fault is sticky"
     );
 }
@@ -125,7 +126,7 @@ fn a_kernel_touches_another_devices_memory_only_with_peer_access() {
     // Without peer access: a fault, sticky; the memory untouched.
     let c = ctx_on(0);
     let (_, poke_f, _) = kernels();
-    assert_eq!(poke(poke_f, far, 7), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_f, far, 7), fault());
     assert_poisoned();
     destroy(c);
     make_current(owner);
@@ -148,7 +149,7 @@ fn a_kernel_touches_another_devices_memory_only_with_peer_access() {
     make_current(c);
     // SAFETY: a live peer context.
     ok(unsafe { cuCtxDisablePeerAccess(owner) });
-    assert_eq!(fetch(fetch_f, near, far), code::ILLEGAL_ADDRESS);
+    assert_eq!(fetch(fetch_f, near, far), fault());
     assert_poisoned();
     let _ = m;
     destroy(c);
@@ -173,7 +174,7 @@ fn peer_access_is_one_way_and_ends_with_the_peer() {
     ok(poke(poke_a, in_b, 5));
     // b has not enabled access to a.
     make_current(b);
-    assert_eq!(poke(poke_b, in_a, 5), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_b, in_a, 5), fault());
     destroy(b);
     make_current(a);
     assert_eq!(read_u32(in_a), 0);
@@ -181,7 +182,7 @@ fn peer_access_is_one_way_and_ends_with_the_peer() {
     let b2 = ctx_on(1);
     let in_b2 = alloc(16);
     make_current(a);
-    assert_eq!(poke(poke_a, in_b2, 9), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_a, in_b2, 9), fault());
     destroy(a);
     make_current(b2);
     assert_eq!(read_u32(in_b2), 0);
@@ -202,7 +203,7 @@ fn another_contexts_memory_on_the_same_device_is_out_of_reach() {
         unsafe { cuCtxEnablePeerAccess(owner, 0) },
         code::INVALID_DEVICE
     );
-    assert_eq!(poke(poke_f, theirs, 3), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_f, theirs, 3), fault());
     destroy(c);
     make_current(owner);
     assert_eq!(read_u32(theirs), 0);
@@ -286,7 +287,7 @@ fn pool_memory_follows_the_pools_access_not_peer_access() {
     // Peer access between the contexts does not open pool memory.
     // SAFETY: a live peer context; no flags.
     ok(unsafe { cuCtxEnablePeerAccess(owner, 0) });
-    assert_eq!(poke(poke_f, p, 1), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_f, p, 1), fault());
     destroy(c);
     // The pool's access does.
     let grant = CUmemAccessDesc {
@@ -332,7 +333,7 @@ fn memory_opened_through_ipc_is_reachable_until_closed() {
     ok(poke(poke_f, opened, 12));
     // SAFETY: the address the open returned.
     ok(unsafe { cuIpcCloseMemHandle(opened) });
-    assert_eq!(poke(poke_f, opened, 13), code::ILLEGAL_ADDRESS, "closed");
+    assert_eq!(poke(poke_f, opened, 13), fault(), "closed");
     destroy(c);
     make_current(owner);
     assert_eq!(read_u32(shared), 12);
@@ -400,7 +401,7 @@ fn graph_memory_follows_its_access_descriptors() {
     // SAFETY: a live peer context; no flags.
     ok(unsafe { cuCtxEnablePeerAccess(owner, 0) });
     ok(poke(poke_f, open, 21));
-    assert_eq!(poke(poke_f, closed, 22), code::ILLEGAL_ADDRESS);
+    assert_eq!(poke(poke_f, closed, 22), fault());
     destroy(c);
     make_current(owner);
     assert_eq!(read_u32(open), 21);

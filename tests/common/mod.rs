@@ -111,6 +111,17 @@ pub fn on_device0<R>(
     r
 }
 
+/// The sticky code a kernel's access outside any allocation leaves:
+/// `CUDA_ERROR_ILLEGAL_ADDRESS` on a GPU and on softcuda, `CUDA_ERROR_LAUNCH_FAILED`
+/// while softcuda's sanitizer runs memcheck (`SOFTCUDA_SANITIZE`: the access was
+/// reported and the launch stopped, as under compute-sanitizer).
+pub fn kernel_fault_code() -> oxicuda_driver::sys::CUresult {
+    if ON_GPU {
+        return oxicuda_driver::sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    oxicuda_driver::sys::CUresult(softcuda::control::fault_code() as _)
+}
+
 /// softcuda has no live object left. The real driver keeps no such count: in the GPU
 /// suite this checks nothing.
 pub fn no_leaks() {

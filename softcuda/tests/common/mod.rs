@@ -23,6 +23,12 @@ pub fn serial() -> MutexGuard<'static, ()> {
     g
 }
 
+/// The sticky code of a kernel's access outside any allocation: `ILLEGAL_ADDRESS`,
+/// or `LAUNCH_FAILED` while the sanitizer's memcheck runs (`SOFTCUDA_SANITIZE`).
+pub fn fault() -> CUresult {
+    control::fault_code()
+}
+
 /// The call succeeded.
 #[track_caller]
 pub fn ok(r: CUresult) {
