@@ -62,9 +62,9 @@ for pkg in ("oxicuda-driver", "softcuda"):
             counts[suite]["tests"] += int(m.group(1))
         if suite and line.startswith("========= ") and not line.startswith("=========  "):
             head = line[len("========= "):]
-            if head.startswith(("ERROR SUMMARY", "Note:")) or re.match(r"\d+ more reports", head):
+            if head.startswith(("ERROR SUMMARY", "LEAK SUMMARY", "Note:", "Warning:")) or re.match(r"\d+ more reports", head):
                 continue
-            kind = "mem" if head.startswith(("Invalid ", "Program hit")) else "other"
+            kind = "mem" if head.startswith(("Invalid ", "Program hit", "Leaked ")) else "other"
             counts[suite][kind] += 1
     for suite in per:
         c = counts[suite]

@@ -828,3 +828,79 @@ fn shared_atomics_are_not_hazards() {
     assert_eq!(v, 64);
     clean(fx.finish());
 }
+
+/// Creates a context, runs `f` in it, destroys it, and returns the report and the
+/// error count, with `tools` on.
+fn in_a_context(tools: &str, f: impl FnOnce()) -> (String, u64) {
+    let _g = serial();
+    control::set_sanitize(tools).unwrap();
+    control::sanitize_summary();
+    control::sanitize_report();
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer; the context made here is destroyed once.
+    unsafe { ok(cuCtxCreate_v2(&mut ctx, 0, 0)) };
+    f();
+    // SAFETY: as above.
+    unsafe { ok(cuCtxDestroy_v2(ctx)) };
+    let n = control::sanitize_summary();
+    let report = control::sanitize_report();
+    control::set_sanitize("none").unwrap();
+    (report, n)
+}
+
+#[test]
+fn leak_reports_allocations_still_live_when_their_context_is_destroyed() {
+    let mut kept = (0, 0);
+    let (report, n) = in_a_context("memcheck,leak", || {
+        let (mut a, mut b, mut freed) = (0, 0, 0);
+        // SAFETY: valid out-pointers; the context is current.
+        unsafe {
+            ok(cuMemAlloc_v2(&mut a, 256));
+            ok(softcuda::api::managed::cuMemAllocManaged(&mut b, 64, 1));
+            ok(cuMemAlloc_v2(&mut freed, 32));
+            ok(cuMemFree_v2(freed));
+        }
+        kept = (a, b);
+    });
+    assert_eq!(n, 2, "{report}");
+    let (a, b) = kept;
+    for line in [
+        format!("========= Leaked 256 bytes at {a:#x}\n"),
+        format!("========= Leaked 64 bytes at {b:#x}\n"),
+        "=========     still allocated when cuCtxDestroy destroyed its context\n".to_owned(),
+        "========= LEAK SUMMARY: 320 bytes leaked in 2 allocations\n".to_owned(),
+    ] {
+        assert!(report.contains(&line), "no `{line}` in:\n{report}");
+    }
+    assert!(
+        report.ends_with("========= ERROR SUMMARY: 2 errors\n"),
+        "{report}"
+    );
+}
+
+#[test]
+fn leak_is_silent_when_everything_is_freed_and_for_module_variables() {
+    let (report, n) = in_a_context("memcheck,leak", || {
+        let (mut p, mut module) = (0, std::ptr::null_mut());
+        // SAFETY: valid out-pointers, a NUL-terminated PTX image with a module
+        // variable; the context is current.
+        unsafe {
+            ok(cuMemAlloc_v2(&mut p, 256));
+            ok(cuMemFree_v2(p));
+            let ptx = c".version 8.0\n.target sm_80\n.address_size 64\n.global .u32 counter;\n.visible .entry k()\n{\nret;\n}\n";
+            ok(cuModuleLoadData(&mut module, ptx.as_ptr().cast()));
+        } // the module, with its variable, goes with the context
+    });
+    assert_eq!(n, 0, "{report}");
+    assert_eq!(report, "========= ERROR SUMMARY: 0 errors\n");
+    // And without `leak`, a live allocation at destruction is no finding.
+    let (report, n) = in_a_context("memcheck", || {
+        let mut p = 0;
+        // SAFETY: a valid out-pointer; the context is current.
+        unsafe { ok(cuMemAlloc_v2(&mut p, 16)) };
+    });
+    assert_eq!(
+        (n, report.as_str()),
+        (0, "========= ERROR SUMMARY: 0 errors\n")
+    );
+}

@@ -45,6 +45,28 @@ fn default_limits() -> HashMap<u32, usize> {
     .collect()
 }
 
+/// Under the sanitizer's `leak`: reports the device allocations of `ctx` still live
+/// (`cuMemAlloc`, `cuMemAllocPitch`, `cuMemAllocManaged`; not its modules' variables,
+/// which the context's modules own).
+fn report_leaks(s: &State, ctx: u64, call: &str) {
+    if !crate::sanitize::on(crate::sanitize::LEAK) {
+        return;
+    }
+    let globals: std::collections::HashSet<u64> = s
+        .modules
+        .values()
+        .filter(|m| m.ctx == ctx)
+        .flat_map(|m| m.global_addrs.iter().copied())
+        .collect();
+    let mut leaked: Vec<(u64, u64)> = state::memory()
+        .iter()
+        .filter(|(b, a)| a.ctx == ctx && a.kind == state::AllocKind::Device && !globals.contains(b))
+        .map(|(b, a)| (*b, a.size))
+        .collect();
+    leaked.sort_unstable();
+    crate::sanitize::memcheck::leaks(call, &leaked);
+}
+
 /// Releases everything `ctx` owns, then (unless `keep`) the context itself. Its
 /// memory leaves the map now and is deallocated by the caller with
 /// [`Removed::finish`], once the state lock is released.
@@ -62,6 +84,15 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
         }
     }
     crate::graph::capture::context_destroyed(ctx);
+    report_leaks(
+        s,
+        ctx,
+        if keep {
+            "cuDevicePrimaryCtxReset"
+        } else {
+            "cuCtxDestroy"
+        },
+    );
     s.events.retain(|_, e| e.ctx != ctx);
     s.functions.retain(|_, f| f.ctx != ctx);
     s.modules.retain(|_, m| m.ctx != ctx);

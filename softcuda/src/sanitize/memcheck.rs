@@ -277,3 +277,26 @@ pub fn bad_free(call: &str, addr: u64, why: BadFree) {
 pub fn nearest(addr: u64, blocks: impl IntoIterator<Item = Block>) -> Option<Block> {
     blocks.into_iter().min_by_key(|b| b.distance(addr))
 }
+
+/// Reports the device allocations `leaked` (base, bytes) of a context being destroyed
+/// by `call` (`cuCtxDestroy`, a primary context's reset), one finding each, then a
+/// `LEAK SUMMARY` line, as compute-sanitizer's `--leak-check full`.
+pub fn leaks(call: &str, leaked: &[(u64, u64)]) {
+    if !super::on(super::LEAK) || leaked.is_empty() {
+        return;
+    }
+    for &(base, size) in leaked {
+        report::finding(
+            &format!("{call} leak {base:#x}"),
+            &[
+                format!("Leaked {size} bytes at {base:#x}"),
+                format!("    still allocated when {call} destroyed its context"),
+            ],
+        );
+    }
+    let bytes: u64 = leaked.iter().map(|(_, s)| s).sum();
+    report::note(&format!(
+        "LEAK SUMMARY: {bytes} bytes leaked in {} allocations",
+        leaked.len()
+    ));
+}

@@ -47,16 +47,22 @@ pub const SYNCCHECK: u8 = crate::ptx::CHECK_SYNC;
 /// initcheck: kernel reads of never-written device memory (the interpreter's own
 /// bit for it).
 pub const INITCHECK: u8 = crate::ptx::CHECK_INIT;
-/// Every tool.
+/// leak: device allocations (`cuMemAlloc`, `cuMemAllocPitch`, `cuMemAllocManaged`)
+/// still live when their context is destroyed — compute-sanitizer's
+/// `--leak-check full`; not part of `all`, as there (a program may rely on the
+/// context's destruction to free its memory).
+pub const LEAK: u8 = 16;
+/// The four tools (`all`).
 pub const ALL: u8 = MEMCHECK | RACECHECK | SYNCCHECK | INITCHECK;
 /// The tools that find something today.
-pub const IMPLEMENTED: u8 = ALL;
+pub const IMPLEMENTED: u8 = ALL | LEAK;
 
-const NAMES: [(&str, u8); 4] = [
+const NAMES: [(&str, u8); 5] = [
     ("memcheck", MEMCHECK),
     ("racecheck", RACECHECK),
     ("synccheck", SYNCCHECK),
     ("initcheck", INITCHECK),
+    ("leak", LEAK),
 ];
 
 /// The tools on, a set of the bits above.
@@ -91,7 +97,7 @@ pub fn parse(spec: &str) -> Result<u8, String> {
                 .map(|&(_, b)| b)
                 .ok_or_else(|| {
                     format!(
-                        "unknown sanitizer tool '{n}' (known: memcheck, racecheck, synccheck, initcheck, all, none)"
+                        "unknown sanitizer tool '{n}' (known: memcheck, racecheck, synccheck, initcheck, leak, all, none)"
                     )
                 })?,
         };
@@ -138,7 +144,7 @@ pub fn init_from_env() {
 /// environment.
 pub fn set_tools(set: u8) {
     init_from_env();
-    apply(set & ALL);
+    apply(set & IMPLEMENTED);
 }
 
 fn apply(set: u8) {

@@ -97,6 +97,13 @@ pub fn warn(msg: &str) {
         .emit(&[format!("Warning: {msg}")]);
 }
 
+/// A line of the report that is not a finding (a `LEAK SUMMARY`).
+pub fn note(line: &str) {
+    sink()
+        .get_or_insert_with(Sink::default)
+        .emit(&[line.to_owned()]);
+}
+
 /// Prints the repeats not shown and `ERROR SUMMARY: N errors`, and starts counting
 /// afresh; returns N.
 pub fn summary() -> u64 {
