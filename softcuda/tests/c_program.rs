@@ -24,9 +24,8 @@ fn cuda_include() -> Option<PathBuf> {
     None
 }
 
-#[test]
-fn a_c_program_runs_on_libsoftcuda_unchanged() {
-    let Some(inc) = cuda_include() else { return };
+/// Compiles `tests/c/<name>.c` against cuda.h and libsoftcuda.so: the executable.
+fn compile(inc: &std::path::Path, name: &str) -> PathBuf {
     // Tests run from target/<profile>/deps; cargo leaves the cdylib there when it is
     // built as a dependency too, and copies it to target/<profile> otherwise.
     let exe = std::env::current_exe().unwrap();
@@ -35,8 +34,8 @@ fn a_c_program_runs_on_libsoftcuda_unchanged() {
         .into_iter()
         .find(|d| d.join("libsoftcuda.so").exists())
         .expect("libsoftcuda.so is built with the tests");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/driver_api.c");
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("driver_api");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let status = Command::new("gcc")
         .args(["-std=c11", "-Wall", "-Werror", "-O1", "-I"])
         .arg(&inc)
@@ -49,6 +48,13 @@ fn a_c_program_runs_on_libsoftcuda_unchanged() {
         .status()
         .expect("gcc runs");
     assert!(status.success(), "gcc failed");
+    out
+}
+
+#[test]
+fn a_c_program_runs_on_libsoftcuda_unchanged() {
+    let Some(inc) = cuda_include() else { return };
+    let out = compile(&inc, "driver_api");
     let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
     let run = Command::new(&out).arg(&ptx).output().unwrap();
     let text = format!(
@@ -61,4 +67,40 @@ fn a_c_program_runs_on_libsoftcuda_unchanged() {
         text.contains("all checks passed") && text.contains("0 wrong"),
         "{text}"
     );
+}
+
+/// A C program's off-by-one, found by the sanitizer with one environment variable
+/// and no code change; its fixed twin reports nothing.
+#[test]
+fn the_sanitizer_checks_a_c_program_through_libsoftcuda() {
+    let Some(inc) = cuda_include() else { return };
+    let exe = compile(&inc, "sanitize_oob");
+    let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
+    let run = |args: &[&str]| {
+        let r = Command::new(&exe)
+            .arg(&ptx)
+            .args(args)
+            .env("SOFTCUDA_SANITIZE", "memcheck")
+            .env_remove("SOFTCUDA_SANITIZE_LOG")
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{r:?}");
+        (
+            String::from_utf8_lossy(&r.stdout).into_owned(),
+            String::from_utf8_lossy(&r.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run(&[]);
+    // CUDA_ERROR_LAUNCH_FAILED (719): the access was reported and the launch stopped.
+    assert!(out.contains("result: 719"), "{out}{err}");
+    assert!(
+        err.contains("========= Invalid __global__ read of size 4 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("=========     at vector_add+"), "{err}");
+    assert!(err.contains("is out of bounds"), "{err}");
+    assert!(!err.contains("ERROR SUMMARY: 0 errors"), "{err}");
+    let (out, err) = run(&["clean"]);
+    assert!(out.contains("result: 0"), "{out}{err}");
+    assert_eq!(err.trim(), "========= ERROR SUMMARY: 0 errors", "{err}");
 }
