@@ -38,7 +38,7 @@ fn compile(inc: &std::path::Path, name: &str) -> PathBuf {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let status = Command::new("gcc")
         .args(["-std=c11", "-Wall", "-Werror", "-O1", "-I"])
-        .arg(&inc)
+        .arg(inc)
         .arg(&src)
         .arg("-o")
         .arg(&out)
