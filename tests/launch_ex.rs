@@ -276,6 +276,46 @@ fn a_cooperative_reduce_synchronises_the_grid() {
     });
 }
 
+/// A cooperative kernel kept as a key beside its module (what a kernel library
+/// holds): the function the module gives back is still cooperative only.
+#[test]
+fn a_cooperative_kernel_kept_as_a_key_launches_cooperatively() {
+    struct Reducer<'c> {
+        module: oxicuda_driver::module::Module<'c>,
+        reduce: oxicuda_driver::module::FunctionKey<
+            (In<u32>, Out<u32>, Out<u64>, Out<u32>),
+            oxicuda_driver::launch::Cooperative,
+        >,
+    }
+    on_device0(|cur| -> Result<(), CudaError> {
+        let module = cur.load_ptx(COOP, &JitOptions::default())?;
+        // SAFETY: as in a_cooperative_reduce_synchronises_the_grid.
+        let reduce = unsafe { module.cooperative_function_key("grid_reduce")? };
+        let lib = Reducer { module, reduce };
+        let k = lib.module.get(&lib.reduce)?;
+        let stream = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
+        let data = input(5000);
+        let din = cur.alloc_from(&data)?;
+        let (mut partial, mut total, mut seen) = (
+            cur.alloc_zeros::<u32>(4)?,
+            cur.alloc_zeros::<u64>(1)?,
+            cur.alloc_zeros::<u32>(1)?,
+        );
+        k.launch_cooperative(
+            &stream,
+            4,
+            256,
+            0,
+            (&din, &mut partial, &mut total, &mut seen),
+        )?;
+        assert_eq!(
+            total.to_vec()?,
+            [data.iter().map(|&x| u64::from(x)).sum::<u64>()]
+        );
+        Ok(())
+    });
+}
+
 #[test]
 fn a_kernel_declared_cooperative_launches_only_cooperatively() {
     on_device0(|cur| -> Result<(), CudaError> {

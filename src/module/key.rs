@@ -11,7 +11,7 @@
 
 use super::Module;
 use crate::error::CudaError;
-use crate::signature::{LaunchKind, Plain, Signature};
+use crate::signature::{Cooperative, LaunchKind, Plain, Signature};
 use crate::sys::CUfunction;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -87,6 +87,25 @@ impl<'a> Module<'a> {
     ) -> Result<FunctionKey<S>, CudaError> {
         // SAFETY: the caller's promise, forwarded.
         let f = unsafe { self.function::<S>(name)? };
+        Ok(FunctionKey {
+            module: self.identity,
+            raw: f.raw,
+            _s: PhantomData,
+        })
+    }
+
+    /// The kernel `name` declared as one that must run cooperatively (see
+    /// [`cooperative_function`](Module::cooperative_function)), as a key: the
+    /// function [`get`](Module::get) gives launches only cooperatively.
+    ///
+    /// # Safety
+    /// The contract of [`cooperative_function`](Module::cooperative_function).
+    pub unsafe fn cooperative_function_key<S: Signature>(
+        &self,
+        name: &str,
+    ) -> Result<FunctionKey<S, Cooperative>, CudaError> {
+        // SAFETY: the caller's promise, forwarded.
+        let f = unsafe { self.cooperative_function::<S>(name)? };
         Ok(FunctionKey {
             module: self.identity,
             raw: f.raw,
