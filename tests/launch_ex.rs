@@ -280,12 +280,10 @@ fn a_cooperative_reduce_synchronises_the_grid() {
 /// holds): the function the module gives back is still cooperative only.
 #[test]
 fn a_cooperative_kernel_kept_as_a_key_launches_cooperatively() {
+    type Reduce = (In<u32>, Out<u32>, Out<u64>, Out<u32>);
     struct Reducer<'c> {
         module: oxicuda_driver::module::Module<'c>,
-        reduce: oxicuda_driver::module::FunctionKey<
-            (In<u32>, Out<u32>, Out<u64>, Out<u32>),
-            oxicuda_driver::launch::Cooperative,
-        >,
+        reduce: oxicuda_driver::module::FunctionKey<Reduce, oxicuda_driver::launch::Cooperative>,
     }
     on_device0(|cur| -> Result<(), CudaError> {
         let module = cur.load_ptx(COOP, &JitOptions::default())?;
