@@ -351,6 +351,15 @@ macro_rules! ordered_views {
             pub(crate) fn host_mark(&self) -> Option<&'b Mark> {
                 self.mark
             }
+
+            /// Work queued on `stream` uses the viewed memory: its mark (if any)
+            /// says so ([`crate::order`]).
+            #[inline(always)]
+            pub(crate) fn mark_used(&self, stream: crate::order::StreamId) {
+                if let Some(m) = self.mark {
+                    m.set(stream);
+                }
+            }
         }
     )*};
 }

@@ -206,7 +206,7 @@ impl Stream<'_> {
     ) -> Result<(), CudaError> {
         let mut dst = dst.view_mut();
         dst.set(value, Some(self.raw))?;
-        mark(dst.host_mark(), self.marking());
+        dst.mark_used(self.marking());
         Ok(())
     }
 
@@ -239,8 +239,8 @@ impl Stream<'_> {
                 self.raw,
             )
         })?;
-        mark(dst.host_mark(), self.marking());
-        mark(src.host_mark(), self.marking());
+        dst.mark_used(self.marking());
+        src.mark_used(self.marking());
         Ok(())
     }
 
@@ -477,7 +477,7 @@ impl<'env> AsyncScope<'_, 'env> {
         // only for the call, and stream order keeps its uses in sequence).
         unsafe { queue_to_device(self.driver, self.stream, dst.device_ptr(), dst.len(), src) }?;
         // The scope waits for the stream before it ends (and the stream outlives it).
-        mark(dst.host_mark(), self.id);
+        dst.mark_used(self.id);
         Ok(())
     }
 
@@ -491,16 +491,8 @@ impl<'env> AsyncScope<'_, 'env> {
         crate::memory::check_stream(src.stream_order(), Some(self.stream), None)?;
         // SAFETY: as above.
         unsafe { queue_to_host(self.driver, self.stream, dst, src.device_ptr(), src.len()) }?;
-        mark(src.host_mark(), self.id);
+        src.mark_used(self.id);
         Ok(())
-    }
-}
-
-/// Marks memory with `stream` ([`crate::order`]), if it has a mark.
-#[inline(always)]
-fn mark(mark: Option<&crate::order::Mark>, stream: StreamId) {
-    if let Some(m) = mark {
-        m.set(stream);
     }
 }
 

@@ -54,12 +54,7 @@ pub struct GraphBuffer<T: DeviceCopy> {
     _t: PhantomData<fn() -> T>,
 }
 
-impl<T: DeviceCopy> Clone for GraphBuffer<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: DeviceCopy> Copy for GraphBuffer<T> {}
+super::memory::graph_handle!(GraphBuffer, Buffer);
 
 impl<T: DeviceCopy> core::fmt::Debug for GraphBuffer<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -68,36 +63,6 @@ impl<T: DeviceCopy> core::fmt::Debug for GraphBuffer<T> {
             .field("buffer", &self.index)
             .field("len", &self.len)
             .finish()
-    }
-}
-
-impl<T: DeviceCopy> GraphBuffer<T> {
-    /// Its length in elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of its first element.
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    fn id(&self) -> GraphRef {
-        GraphRef::Buffer(self.graph, self.index)
-    }
-
-    /// What it lets a kernel node reach: its elements, within its graph.
-    fn reach(&self) -> Reach<'_> {
-        Reach {
-            graph: Some(self.id()),
-            elements: self.len,
-            ..Reach::VALUE
-        }
     }
 }
 
@@ -235,9 +200,7 @@ impl<'env> AsyncScope<'_, 'env> {
                 src,
             )
         }?;
-        if let Some(m) = view.host_mark() {
-            m.set(self.stream_id());
-        }
+        view.mark_used(self.stream_id());
         Ok(())
     }
 
@@ -261,29 +224,9 @@ impl<'env> AsyncScope<'_, 'env> {
                 view.len(),
             )
         }?;
-        if let Some(m) = view.host_mark() {
-            m.set(self.stream_id());
-        }
+        view.mark_used(self.stream_id());
         Ok(())
     }
 }
-
-macro_rules! buffer_args {
-    ($($kind:ident),*) => {$(
-        impl<T: DeviceCopy> GraphArg<$kind<T>> for GraphBuffer<T> {}
-        impl<T: DeviceCopy> ArgBytes<$kind<T>> for GraphBuffer<T> {
-            fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
-                // `{ptr, len}` for a slice (`In`, `Out`); a raw pointer's 8 bytes are
-                // the first word.
-                *scratch = [self.ptr, self.len as u64];
-                scratch.as_mut_ptr().cast()
-            }
-            fn reach(&self) -> Reach<'_> {
-                GraphBuffer::reach(self)
-            }
-        }
-    )*};
-}
-buffer_args!(In, Out, Ptr, PtrMut);
 
 static_assertions::assert_impl_all!(GraphBuffer<f32>: Send, Sync, Copy);

@@ -32,12 +32,63 @@ pub struct GraphMemory<T: DeviceCopy> {
     _t: PhantomData<fn() -> T>,
 }
 
-impl<T: DeviceCopy> Clone for GraphMemory<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
+/// What both graph handles ([`GraphMemory`], [`GraphBuffer`](super::GraphBuffer))
+/// are: plain `Copy` values of a graph's memory (`$variant`: its [`GraphRef`]), with
+/// their extent, and arguments of the graph's kernel nodes for `In<T>`, `Out<T>`,
+/// `Ptr<T>` and `PtrMut<T>` — `{ptr, len}` for a slice, the first word for a pointer.
+macro_rules! graph_handle {
+    ($ty:ident, $variant:ident) => {
+        impl<T: DeviceCopy> Clone for $ty<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T: DeviceCopy> Copy for $ty<T> {}
+
+        impl<T: DeviceCopy> $ty<T> {
+            /// Its length in elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether it holds no element.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The device address of its first element (the same at every launch).
+            pub fn device_ptr(&self) -> CUdeviceptr {
+                self.ptr
+            }
+
+            /// What it lets a kernel node reach: its elements, within its graph.
+            fn reach(&self) -> Reach<'_> {
+                Reach {
+                    graph: Some(GraphRef::$variant(self.graph, self.index)),
+                    elements: self.len,
+                    ..Reach::VALUE
+                }
+            }
+        }
+
+        $crate::graph::memory::graph_handle!(@args $ty, In, Out, Ptr, PtrMut);
+    };
+    (@args $ty:ident, $($kind:ident),*) => {$(
+        impl<T: DeviceCopy> GraphArg<$kind<T>> for $ty<T> {}
+        impl<T: DeviceCopy> ArgBytes<$kind<T>> for $ty<T> {
+            fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
+                *scratch = [self.ptr, self.len as u64];
+                scratch.as_mut_ptr().cast()
+            }
+            fn reach(&self) -> Reach<'_> {
+                $ty::reach(self)
+            }
+        }
+    )*};
 }
-impl<T: DeviceCopy> Copy for GraphMemory<T> {}
+pub(super) use graph_handle;
+
+graph_handle!(GraphMemory, Memory);
 
 impl<T: DeviceCopy> core::fmt::Debug for GraphMemory<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -45,82 +96,6 @@ impl<T: DeviceCopy> core::fmt::Debug for GraphMemory<T> {
             .field("allocation", &self.index)
             .field("len", &self.len)
             .finish()
-    }
-}
-
-impl<T: DeviceCopy> GraphMemory<T> {
-    /// Its length in elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no element.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address the driver chose (the same at every launch).
-    pub fn device_ptr(&self) -> CUdeviceptr {
-        self.ptr
-    }
-
-    fn id(&self) -> GraphRef {
-        GraphRef::Memory(self.graph, self.index)
-    }
-
-    fn param(&self, scratch: &mut [u64; 2]) -> *mut c_void {
-        *scratch = [self.ptr, self.len as u64];
-        scratch.as_mut_ptr().cast()
-    }
-}
-
-impl<T: DeviceCopy> GraphMemory<T> {
-    /// What it lets a kernel reach: its elements, within its graph.
-    fn reach(&self) -> Reach<'_> {
-        Reach {
-            graph: Some(self.id()),
-            elements: self.len,
-            ..Reach::VALUE
-        }
-    }
-}
-
-impl<T: DeviceCopy> GraphArg<In<T>> for GraphMemory<T> {}
-impl<T: DeviceCopy> ArgBytes<In<T>> for GraphMemory<T> {
-    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
-        GraphMemory::param(self, scratch)
-    }
-    fn reach(&self) -> Reach<'_> {
-        GraphMemory::reach(self)
-    }
-}
-impl<T: DeviceCopy> GraphArg<Out<T>> for GraphMemory<T> {}
-impl<T: DeviceCopy> ArgBytes<Out<T>> for GraphMemory<T> {
-    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
-        GraphMemory::param(self, scratch)
-    }
-    fn reach(&self) -> Reach<'_> {
-        GraphMemory::reach(self)
-    }
-}
-impl<T: DeviceCopy> GraphArg<Ptr<T>> for GraphMemory<T> {}
-impl<T: DeviceCopy> ArgBytes<Ptr<T>> for GraphMemory<T> {
-    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
-        scratch[0] = self.ptr;
-        scratch.as_mut_ptr().cast()
-    }
-    fn reach(&self) -> Reach<'_> {
-        GraphMemory::reach(self)
-    }
-}
-impl<T: DeviceCopy> GraphArg<PtrMut<T>> for GraphMemory<T> {}
-impl<T: DeviceCopy> ArgBytes<PtrMut<T>> for GraphMemory<T> {
-    fn param(&mut self, scratch: &mut [u64; 2]) -> *mut c_void {
-        scratch[0] = self.ptr;
-        scratch.as_mut_ptr().cast()
-    }
-    fn reach(&self) -> Reach<'_> {
-        GraphMemory::reach(self)
     }
 }
 
