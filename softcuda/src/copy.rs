@@ -40,6 +40,9 @@ pub(crate) fn check_side(addr: u64, len: usize, device: bool) -> R<Option<Span>>
     if span.is_none() && (device || crate::devspace::overlaps(addr, len as u64)) {
         return Err(code::INVALID_VALUE);
     }
+    if span.is_none() {
+        crate::sanitize::streamcheck::host_side();
+    }
     Ok(span)
 }
 

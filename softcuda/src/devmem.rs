@@ -288,6 +288,14 @@ pub unsafe fn copy(dst: *mut u8, dst_dev: bool, src: *const u8, src_dev: bool, n
     if dst_dev {
         crate::sanitize::initcheck::written(dst as u64, n as u64);
     }
+    if crate::sanitize::streamcheck::Touches::wanted() {
+        if src_dev {
+            order_touch(src as u64, n as u64, false);
+        }
+        if dst_dev {
+            order_touch(dst as u64, n as u64, true);
+        }
+    }
     // SAFETY: the caller's promise, passed on.
     unsafe {
         match (dst_dev, src_dev) {
@@ -299,6 +307,21 @@ pub unsafe fn copy(dst: *mut u8, dst_dev: bool, src: *const u8, src_dev: bool, n
     }
 }
 
+/// Tells streamcheck of the running copy's or memset's access to `n` bytes of
+/// mapped memory at `addr`.
+#[cold]
+fn order_touch(addr: u64, n: u64, write: bool) {
+    let found = state::find_alloc(&state::memory(), addr, n);
+    if let Some((base, a)) = found {
+        let block = crate::sanitize::streamcheck::Block {
+            base,
+            size: a.size,
+            id: a.id,
+        };
+        crate::sanitize::streamcheck::touch(block, addr, addr + n, write, None);
+    }
+}
+
 /// Fills `n` bytes of device memory at `dst` with copies of `unit` (1, 2 or 4 bytes,
 /// in memory order), the first copy starting at `dst`.
 ///
@@ -306,6 +329,9 @@ pub unsafe fn copy(dst: *mut u8, dst_dev: bool, src: *const u8, src_dev: bool, n
 /// `dst` is device memory valid for `n` bytes (accessed atomically).
 pub unsafe fn fill(dst: *mut u8, unit: &[u8], n: usize) {
     crate::sanitize::initcheck::written(dst as u64, n as u64);
+    if crate::sanitize::streamcheck::Touches::wanted() {
+        order_touch(dst as u64, n as u64, true);
+    }
     let e = unit.len();
     debug_assert!(matches!(e, 1 | 2 | 4));
     // The byte at address a is unit[(a - dst) mod e]; as e divides 8 that depends

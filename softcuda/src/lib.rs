@@ -13,8 +13,9 @@
 //! device), or [`control::configure`]. `SOFTCUDA_SANITIZE=memcheck` (or
 //! [`control::set_sanitize`]) turns softcuda into a sanitizer that reports invalid
 //! accesses and frees (memcheck), divergent barriers and bad warp masks
-//! (synccheck) and reads of never-written memory (initcheck) in
-//! compute-sanitizer's format. `docs/softcuda.md` lists every
+//! (synccheck), reads of never-written memory (initcheck) and races between
+//! streams (streamcheck) in compute-sanitizer's format; `delay` runs queued work
+//! later, so that a missing synchronisation shows. `docs/softcuda.md` lists every
 //! function and every deviation from the driver, and has the "Sanitizer" section.
 //!
 //! Layers (an arrow points at what a module may import; nothing imports upwards

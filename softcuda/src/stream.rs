@@ -6,7 +6,13 @@
 //! blocking stream of the context, then runs the work on the calling thread; the
 //! per-thread default stream runs it on the calling thread at once. Either way,
 //! "asynchronous" work on a default stream is complete when the call returns — a
-//! behaviour the driver's contract allows.
+//! behaviour the driver's contract allows. Under the sanitizer's `delay` tool it is
+//! not: default-stream work goes to a worker of the context (`State::delayed`),
+//! chained after the blocking streams' work by internal events (and they after it),
+//! and every worker sleeps a seeded while before each operation
+//! (`crate::sanitize::delay`); synchronous calls still wait for their work.
+//! [`Target::run`] is also where the sanitizer's streamcheck learns of each
+//! operation, record and wait as it is submitted.
 //!
 //! **Failures of running work are sticky**: an operation that fails while it runs
 //! (a kernel fault, a kernel out of stack, ...) poisons its context with the sticky
@@ -33,10 +39,13 @@
 //! sticky error from any of them may free the memory the abandoned work would have
 //! used.
 
+use crate::sanitize::delay;
+use crate::sanitize::streamcheck::{self, Lane};
 use crate::state::{self, Kind, R, Sticky};
 use crate::types::{CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, CUresult, CUstream, code};
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -88,6 +97,8 @@ pub struct Stream {
     pub attributes: Mutex<std::collections::HashMap<u32, [u8; 64]>>,
     /// The context's sticky error (of the context as it was when the stream was made).
     sticky: Arc<Sticky>,
+    /// A number no other stream of the process has (the sanitizer's name for it).
+    serial: u64,
     queue: Mutex<Queue>,
     cv: Condvar,
 }
@@ -106,12 +117,14 @@ impl Stream {
     /// Creates a stream of context `ctx` (whose sticky cell is `sticky`) and starts
     /// its worker.
     pub fn spawn(ctx: u64, sticky: Arc<Sticky>, flags: u32, priority: i32) -> R<Arc<Stream>> {
+        static SERIAL: AtomicU64 = AtomicU64::new(1);
         let stream = Arc::new(Stream {
             ctx,
             flags,
             priority,
             attributes: Mutex::new(std::collections::HashMap::new()),
             sticky,
+            serial: SERIAL.fetch_add(1, Ordering::Relaxed),
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 submitted: 0,
@@ -136,6 +149,7 @@ impl Stream {
 
     fn work(&self) {
         WORKER.with(|w| w.set(self as *const Stream as usize));
+        let mut ops = 0;
         loop {
             let (item, poisoned) = {
                 let mut q = lock(&self.queue);
@@ -152,6 +166,10 @@ impl Stream {
                     q = self.cv.wait(q).unwrap_or_else(PoisonError::into_inner);
                 }
             };
+            if matches!(item, Work::Op(_)) && poisoned.is_none() && delay::on() {
+                std::thread::sleep(delay::amount(self.serial, ops));
+                ops += 1;
+            }
             // An operation that fails has poisoned the context (see `run_job`).
             let _ = perform(&self.sticky, item, poisoned);
             let mut q = lock(&self.queue);
@@ -249,6 +267,7 @@ fn streams_in(s: &mut state::State, ctx: Option<u64>, blocking_only: bool) -> Ve
     s.streams
         .values()
         .chain(s.retiring.iter())
+        .chain(s.delayed.values())
         .filter(|st| ctx.is_none_or(|c| st.ctx == c))
         .filter(|st| !blocking_only || st.flags & NON_BLOCKING == 0)
         .cloned()
@@ -351,21 +370,55 @@ fn is_legacy(stream: CUstream) -> bool {
 pub enum Target {
     /// Run on the calling thread (a default stream), in a context with this sticky
     /// cell.
-    Inline(Arc<Sticky>),
-    /// Queue on this stream.
-    Queue(Arc<Stream>),
+    Inline(Arc<Sticky>, Lane),
+    /// Queue on this stream (a created one, or under the sanitizer's `delay` tool
+    /// the context's worker for its default streams).
+    Queue(Arc<Stream>, Lane),
 }
 
 impl Target {
+    /// The queue the work goes to, as streamcheck knows it.
+    pub fn lane(&self) -> Lane {
+        match self {
+            Target::Inline(_, l) | Target::Queue(_, l) => *l,
+        }
+    }
+
     /// Runs `work` now or queues it. Inline work in a poisoned context is not run
     /// (a record is failed, a callback told) and the call reports the sticky error.
+    /// streamcheck learns of operations, records and waits here, as submitted.
+    /// Delayed default-stream work of a synchronous call (a copy, a memset), or of a
+    /// copy with a side in plain host memory, is waited for, as the driver does.
     pub fn run(self, work: Work) -> R {
+        let lane = self.lane();
+        let work = match work {
+            Work::Op(job) => match streamcheck::submit(&lane) {
+                Some(stamp) => Work::Op(Box::new(move || {
+                    let _running = streamcheck::running(Some(stamp));
+                    job()
+                })),
+                None => Work::Op(job),
+            },
+            Work::Record(ev, generation) => {
+                streamcheck::record(Arc::as_ptr(&ev) as usize, &lane);
+                Work::Record(ev, generation)
+            }
+            Work::Wait(ev, generation) => {
+                streamcheck::wait(&lane, Arc::as_ptr(&ev) as usize);
+                Work::Wait(ev, generation)
+            }
+            w @ Work::Callback(_) => w,
+        };
         match self {
-            Target::Queue(s) => {
+            Target::Queue(s, lane) => {
+                let op = matches!(work, Work::Op(_));
                 s.submit(work);
+                if op && !matches!(lane, Lane::Stream { .. }) && streamcheck::waits_on_return() {
+                    return s.synchronize();
+                }
                 Ok(())
             }
-            Target::Inline(sticky) => {
+            Target::Inline(sticky, _) => {
                 let poisoned = sticky.get();
                 let r = perform(&sticky, work, poisoned);
                 poisoned.map_or(r, Err)
@@ -374,26 +427,92 @@ impl Target {
     }
 }
 
+/// Makes `to`'s later work wait for the work queued on `from` so far.
+fn chain(from: &Stream, to: &Stream) {
+    let ev = Event::new(from.ctx, Arc::clone(&from.sticky), DISABLE_TIMING);
+    from.submit(ev.record_work());
+    to.submit(ev.waiter());
+}
+
+/// Under `delay`: the worker of context `ctx`'s default streams.
+fn delayed_worker(ctx: u64, sticky: &Arc<Sticky>) -> R<Arc<Stream>> {
+    let mut s = state::state();
+    if let Some(w) = s.delayed.get(&ctx) {
+        return Ok(Arc::clone(w));
+    }
+    let w = Stream::spawn(ctx, Arc::clone(sticky), 0, 0)?;
+    s.delayed.insert(ctx, Arc::clone(&w));
+    Ok(w)
+}
+
 /// Resolves `stream` for context `ctx`; for the legacy default stream, first waits
-/// for the context's blocking streams.
+/// for the context's blocking streams. Under the sanitizer's `delay` tool, the
+/// default streams' work goes to the context's worker instead, queued after the
+/// blocking streams' work (and a blocking stream's after the worker's).
 pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     let v = stream as usize;
     if is_legacy(stream) || v == CU_STREAM_PER_THREAD {
         let sticky = state::sticky_of(&state::state(), ctx)?;
-        if is_legacy(stream) {
+        let lane = if is_legacy(stream) {
             // The legacy stream would wait for a capturing blocking stream: refused.
             crate::graph::capture::legacy_use(ctx)?;
+            Lane::Legacy { ctx }
+        } else {
+            Lane::PerThread { ctx }
+        };
+        if delay::on() {
+            let w = delayed_worker(ctx, &sticky)?;
+            for s in streams_of(ctx, true) {
+                if !Arc::ptr_eq(&s, &w) && s.busy() {
+                    chain(&s, &w);
+                }
+            }
+            return Ok(Target::Queue(w, lane));
+        }
+        if is_legacy(stream) {
             synchronize_all(&streams_of(ctx, true), &sticky)?;
         }
-        return Ok(Target::Inline(sticky));
+        return Ok(Target::Inline(sticky, lane));
     }
     let id = state::id_of(Kind::Stream, stream).ok_or(code::INVALID_HANDLE)?;
-    state::state()
-        .streams
-        .get(&id)
-        .cloned()
-        .map(Target::Queue)
-        .ok_or(code::INVALID_HANDLE)
+    let (s, delayed) = {
+        let st = state::state();
+        let s = st.streams.get(&id).cloned().ok_or(code::INVALID_HANDLE)?;
+        (s, st.delayed.get(&ctx).cloned())
+    };
+    if let Some(w) = delayed
+        && s.flags & NON_BLOCKING == 0
+        && w.busy()
+    {
+        chain(&w, &s);
+    }
+    let lane = Lane::Stream {
+        key: s.serial,
+        handle: v as u64,
+        ctx: s.ctx,
+        blocking: s.flags & NON_BLOCKING == 0,
+    };
+    Ok(Target::Queue(s, lane))
+}
+
+/// The queue of stream handle `stream` of context `ctx` as streamcheck knows it,
+/// for the synchronisations it learns of (`None`: not a live stream).
+pub fn lane_of(ctx: u64, stream: CUstream) -> Option<Lane> {
+    let v = stream as usize;
+    if is_legacy(stream) {
+        return Some(Lane::Legacy { ctx });
+    }
+    if v == CU_STREAM_PER_THREAD {
+        return Some(Lane::PerThread { ctx });
+    }
+    let id = state::id_of(Kind::Stream, stream)?;
+    let s = state::state().streams.get(&id).cloned()?;
+    Some(Lane::Stream {
+        key: s.serial,
+        handle: v as u64,
+        ctx: s.ctx,
+        blocking: s.flags & NON_BLOCKING == 0,
+    })
 }
 
 /// Runs `job` on `stream` of context `ctx`: now, or queued.
@@ -404,9 +523,15 @@ pub fn submit(ctx: u64, stream: CUstream, job: Job) -> R {
 /// `cuStreamSynchronize` of a default stream of context `ctx`: the legacy stream
 /// waits for every blocking stream (all of them, even after an error).
 pub fn synchronize_default(ctx: u64, stream: CUstream) -> R {
-    let sticky = state::sticky_of(&state::state(), ctx)?;
+    let (sticky, delayed) = {
+        let s = state::state();
+        (state::sticky_of(&s, ctx)?, s.delayed.get(&ctx).cloned())
+    };
     if is_legacy(stream) {
         synchronize_all(&streams_of(ctx, true), &sticky)?;
+    } else if let Some(w) = delayed {
+        // Under `delay`, the per-thread stream's work is on the context's worker.
+        synchronize_all(&[w], &sticky)?;
     }
     sticky.get().map_or(Ok(()), Err)
 }
@@ -415,7 +540,13 @@ pub fn synchronize_default(ctx: u64, stream: CUstream) -> R {
 /// poisoned context the legacy stream is `NOT_READY` until the blocking streams'
 /// workers have stopped.
 pub fn query_default(ctx: u64, stream: CUstream) -> R {
-    let sticky = state::sticky_of(&state::state(), ctx)?;
+    let (sticky, delayed) = {
+        let s = state::state();
+        (state::sticky_of(&s, ctx)?, s.delayed.get(&ctx).cloned())
+    };
+    if delayed.is_some_and(|w| w.busy()) {
+        return Err(code::NOT_READY);
+    }
     let Some(e) = sticky.get() else {
         return Ok(());
     };

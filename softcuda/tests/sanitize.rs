@@ -574,7 +574,7 @@ fn unknown_tools_are_refused() {
     control::set_sanitize("all").unwrap();
     assert_eq!(
         control::sanitize_tools(),
-        "memcheck,racecheck,synccheck,initcheck"
+        "memcheck,racecheck,synccheck,initcheck,streamcheck,delay"
     );
     let report = control::sanitize_report();
     assert!(!report.contains("not implemented"), "{report}");

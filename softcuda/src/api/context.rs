@@ -83,6 +83,9 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
             crate::stream::retire(s, st);
         }
     }
+    if let Some(st) = s.delayed.remove(&ctx) {
+        crate::stream::retire(s, st);
+    }
     crate::graph::capture::context_destroyed(ctx);
     report_leaks(
         s,
@@ -390,6 +393,7 @@ pub unsafe extern "C" fn cuCtxSynchronize() -> CUresult {
         crate::graph::capture::ctx_sync(id)?;
         crate::stream::synchronize_all(&crate::stream::streams_of(id, false), &sticky)?;
         state::current_ctx(&state::state())?;
+        crate::sanitize::streamcheck::host_syncs_context(id);
         Ok(())
     })
 }

@@ -2,6 +2,7 @@
 
 use super::out;
 use crate::graph::{NodeKind, Raw, capture};
+use crate::sanitize::streamcheck;
 use crate::state::{self, Kind, R};
 use crate::stream::{self as st, Event, Stream};
 use crate::types::*;
@@ -90,10 +91,22 @@ pub unsafe extern "C" fn cuStreamSynchronize(h: CUstream) -> CUresult {
         let ctx = state::current_live(&state::state())?;
         capture::sync_check(h, ctx)?;
         if default_stream(h) {
-            return st::synchronize_default(ctx, h);
+            st::synchronize_default(ctx, h)?;
+        } else {
+            stream_of(h)?.synchronize()?;
         }
-        stream_of(h)?.synchronize()
+        host_synced(ctx, h);
+        Ok(())
     })
+}
+
+/// streamcheck: the calling thread knows the work on `h` so far is done.
+fn host_synced(ctx: u64, h: CUstream) {
+    if streamcheck::on()
+        && let Some(q) = st::lane_of(ctx, h)
+    {
+        streamcheck::host_syncs(&q);
+    }
 }
 
 /// `cuStreamQuery`: after a sticky error, `NOT_READY` until the stream's worker has
@@ -104,9 +117,12 @@ pub unsafe extern "C" fn cuStreamQuery(h: CUstream) -> CUresult {
         let ctx = state::current_live(&state::state())?;
         capture::sync_check(h, ctx)?;
         if default_stream(h) {
-            return st::query_default(ctx, h);
+            st::query_default(ctx, h)?;
+        } else {
+            stream_of(h)?.query()?;
         }
-        stream_of(h)?.query()
+        host_synced(ctx, h);
+        Ok(())
     })
 }
 
@@ -310,7 +326,9 @@ pub unsafe extern "C" fn cuEventQuery(h: CUevent) -> CUresult {
         state::require_init(&state::state())?;
         let e = event_of(h)?;
         capture::event_check(state::id_of(Kind::Event, h).unwrap_or_default())?;
-        e.query()
+        e.query()?;
+        streamcheck::host_syncs_event(Arc::as_ptr(&e) as usize);
+        Ok(())
     })
 }
 
@@ -322,7 +340,9 @@ pub unsafe extern "C" fn cuEventSynchronize(h: CUevent) -> CUresult {
         state::require_init(&state::state())?;
         let e = event_of(h)?;
         capture::event_check(state::id_of(Kind::Event, h).unwrap_or_default())?;
-        e.synchronize()
+        e.synchronize()?;
+        streamcheck::host_syncs_event(Arc::as_ptr(&e) as usize);
+        Ok(())
     })
 }
 

@@ -246,7 +246,9 @@ pub(crate) fn kernel_job(
         // Held while the kernel runs: the memory it checks stays allocated
         // until it ends (`crate::devmem`, `state::KernelMemory`).
         let _work = devmem::work();
-        ptx::launch_ex(&f.ptx, k, &cfg, &ex, &packed, &f.global_addrs, &mem).map_err(launch_error)
+        let r = ptx::launch_ex(&f.ptx, k, &cfg, &ex, &packed, &f.global_addrs, &mem);
+        mem.flush(&k.name);
+        r.map_err(launch_error)
     })
 }
 

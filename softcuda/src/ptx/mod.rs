@@ -310,15 +310,15 @@ pub trait DeviceMemory: Sync {
         let _ = fault;
     }
 
-    /// With [`CHECK_INIT`]: whether every byte of `[addr, addr+len)` (global memory
-    /// a kernel is about to load) has been written since it was allocated. The
-    /// default: yes.
+    /// With [`CHECK_INIT`] or [`CHECK_GLOBAL`]: whether every byte of
+    /// `[addr, addr+len)` (global memory a kernel is about to load) has been written
+    /// since it was allocated. The default: yes.
     fn initialized(&self, addr: u64, len: u64) -> bool {
         let _ = (addr, len);
         true
     }
 
-    /// With [`CHECK_INIT`]: a kernel stored to (or made an atomic on)
+    /// With [`CHECK_INIT`] or [`CHECK_GLOBAL`]: a kernel stored to (or made an atomic on)
     /// `[addr, addr+len)` of global memory. The default does nothing.
     fn written(&self, addr: u64, len: u64) {
         let _ = (addr, len);
@@ -383,6 +383,11 @@ pub const CHECK_SYNC: u8 = 4;
 /// their loads against it (initcheck): one test of a flag per global access, read
 /// once per thread run.
 pub const CHECK_INIT: u8 = 8;
+
+/// [`DeviceMemory::checks`]: tell the driver of every global load
+/// ([`DeviceMemory::initialized`]), store and atomic ([`DeviceMemory::written`]),
+/// as [`CHECK_INIT`] does (softcuda's streamcheck gathers a kernel's accesses so).
+pub const CHECK_GLOBAL: u8 = 32;
 
 /// Where in the code: function, operation index from its start, PTX line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! softcuda as a sanitizer: which tools are on, and the switch that turns them on.
 //!
-//! `SOFTCUDA_SANITIZE=memcheck,racecheck,synccheck,initcheck` (or `all`), read once
+//! `SOFTCUDA_SANITIZE=memcheck,racecheck,synccheck,initcheck,streamcheck` (or `all`), read once
 //! when softcuda initialises (its first driver call), or [`set_tools`] from Rust
 //! (`crate::control::set_sanitize`); `SOFTCUDA_SANITIZE_LOG=path` sends the report
 //! to a file instead of standard error (`%p` in it: the process id). An unknown
@@ -22,16 +22,19 @@
 //! cap, the error count and the summary), `memcheck.rs` (what an invalid access or
 //! free is, and the freed blocks it names), `synccheck.rs` (divergent barriers and
 //! bad warp-synchronous masks), `initcheck.rs` (which device bytes were written,
-//! and reads of those that were not). This module imports only `ptx`'s descriptions of
+//! and reads of those that were not), `streamcheck.rs` (the streams' vector clocks
+//! and races between streams on device memory). This module imports only `ptx`'s descriptions of
 //! what it found (its row neighbour): the layers above hand it what they know.
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+pub(crate) mod delay;
 pub(crate) mod initcheck;
 pub(crate) mod memcheck;
 pub(crate) mod racecheck;
 pub(crate) mod report;
+pub(crate) mod streamcheck;
 pub(crate) mod synccheck;
 
 pub use report::{summary, take_report};
@@ -52,16 +55,26 @@ pub const INITCHECK: u8 = crate::ptx::CHECK_INIT;
 /// `--leak-check full`; not part of `all`, as there (a program may rely on the
 /// context's destruction to free its memory).
 pub const LEAK: u8 = 16;
-/// The four tools (`all`).
-pub const ALL: u8 = MEMCHECK | RACECHECK | SYNCCHECK | INITCHECK;
+/// streamcheck: races between streams — two operations on different streams that
+/// touch the same device bytes, at least one writing, with nothing ordering them
+/// (the interpreter's bit for reporting every global access).
+pub const STREAMCHECK: u8 = crate::ptx::CHECK_GLOBAL;
+/// delay: the default streams' work runs later, on a worker, and every operation
+/// waits a seeded, reproducible while before it runs, so that a missing
+/// synchronisation shows as stale data (`delay.rs`).
+pub const DELAY: u8 = 64;
+/// The tools of `all`.
+pub const ALL: u8 = MEMCHECK | RACECHECK | SYNCCHECK | INITCHECK | STREAMCHECK | DELAY;
 /// The tools that find something today.
 pub const IMPLEMENTED: u8 = ALL | LEAK;
 
-const NAMES: [(&str, u8); 5] = [
+const NAMES: [(&str, u8); 7] = [
     ("memcheck", MEMCHECK),
     ("racecheck", RACECHECK),
     ("synccheck", SYNCCHECK),
     ("initcheck", INITCHECK),
+    ("streamcheck", STREAMCHECK),
+    ("delay", DELAY),
     ("leak", LEAK),
 ];
 
@@ -97,7 +110,7 @@ pub fn parse(spec: &str) -> Result<u8, String> {
                 .map(|&(_, b)| b)
                 .ok_or_else(|| {
                     format!(
-                        "unknown sanitizer tool '{n}' (known: memcheck, racecheck, synccheck, initcheck, leak, all, none)"
+                        "unknown sanitizer tool '{n}' (known: memcheck, racecheck, synccheck, initcheck, streamcheck, delay, leak, all, none)"
                     )
                 })?,
         };
@@ -179,6 +192,9 @@ mod tests {
         assert_eq!(parse("none"), Ok(0));
         let e = parse("memcheck,leakcheck").unwrap_err();
         assert!(e.contains("'leakcheck'"), "{e}");
-        assert_eq!(names(ALL), "memcheck,racecheck,synccheck,initcheck");
+        assert_eq!(
+            names(ALL),
+            "memcheck,racecheck,synccheck,initcheck,streamcheck,delay"
+        );
     }
 }

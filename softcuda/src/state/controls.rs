@@ -42,7 +42,8 @@ fn controls() -> MutexGuard<'static, Controls> {
 
 /// The prologue of every API function: the call log and injected faults.
 #[inline]
-pub fn enter(function: &str) -> R {
+pub fn enter(function: &'static str) -> R {
+    crate::sanitize::streamcheck::calling(function);
     if !ANY_FAULT.load(Ordering::Relaxed) && !LOGGING.load(Ordering::Relaxed) {
         return Ok(());
     }

@@ -189,6 +189,9 @@ pub struct State {
     /// legacy stream, the implicit one of the frees: `crate::stream::drain`) waits
     /// for them. Each is forgotten once its queue is empty.
     pub retiring: Vec<Arc<Stream>>,
+    /// Under the sanitizer's `delay` tool: each context's worker for its default
+    /// streams' work, which then runs later, as on a GPU (see `crate::stream`).
+    pub delayed: HashMap<u64, Arc<Stream>>,
     /// Events by id.
     pub events: HashMap<u64, Arc<Event>>,
     /// Device bytes in use, per device.
@@ -231,6 +234,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         functions: HashMap::new(),
         streams: HashMap::new(),
         retiring: Vec::new(),
+        delayed: HashMap::new(),
         events: HashMap::new(),
         libraries: HashMap::new(),
         kernels: HashMap::new(),
@@ -287,6 +291,9 @@ pub struct KernelMemory {
     pools: Vec<u64>,
     /// Buffer ids of the allocations the context opened through IPC.
     opened: Vec<u64>,
+    /// The kernel's global accesses, gathered for streamcheck (when it is on and the
+    /// launch runs as stream work).
+    touches: Option<crate::sanitize::streamcheck::Touches>,
 }
 
 impl KernelMemory {
@@ -314,6 +321,28 @@ impl KernelMemory {
             peers,
             pools: crate::pool::open_to(device),
             opened,
+            touches: crate::sanitize::streamcheck::Touches::wanted().then(Default::default),
+        }
+    }
+
+    /// Checks the accesses gathered for streamcheck, once kernel `name` has ended.
+    pub fn flush(&self, name: &str) {
+        if let Some(t) = &self.touches {
+            t.flush(name);
+        }
+    }
+
+    fn gather(&self, addr: u64, len: u64, write: bool) {
+        if let Some(t) = &self.touches {
+            t.note(addr, len, write, || {
+                find_alloc(&memory(), addr, len).map(|(base, a)| {
+                    crate::sanitize::streamcheck::Block {
+                        base,
+                        size: a.size,
+                        id: a.id,
+                    }
+                })
+            });
         }
     }
 
@@ -369,15 +398,22 @@ impl crate::ptx::DeviceMemory for KernelMemory {
     }
 
     fn checks(&self) -> u8 {
-        crate::sanitize::tools()
-            & (crate::ptx::CHECK_SYNC | crate::ptx::CHECK_INIT | crate::ptx::CHECK_RACE)
+        let mut checks = crate::sanitize::tools()
+            & (crate::ptx::CHECK_SYNC | crate::ptx::CHECK_INIT | crate::ptx::CHECK_RACE);
+        if self.touches.is_some() {
+            checks |= crate::ptx::CHECK_GLOBAL;
+        }
+        checks
     }
 
     fn initialized(&self, addr: u64, len: u64) -> bool {
-        crate::sanitize::initcheck::read(addr, len)
+        self.gather(addr, len, false);
+        !crate::sanitize::on(crate::sanitize::INITCHECK)
+            || crate::sanitize::initcheck::read(addr, len)
     }
 
     fn written(&self, addr: u64, len: u64) {
+        self.gather(addr, len, true);
         crate::sanitize::initcheck::written(addr, len);
     }
 

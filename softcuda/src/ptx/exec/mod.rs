@@ -36,8 +36,9 @@ use super::ir::{
 };
 use super::printf;
 use super::{
-    AccessKind, AccessSpace, CHECK_INIT, CHECK_RACE, CHECK_SYNC, DeviceMemory, Fault, Hazard,
-    Kernel, LaunchConfig, LaunchError, LaunchExtras, Module, Race, Site, SyncError, SyncFault,
+    AccessKind, AccessSpace, CHECK_GLOBAL, CHECK_INIT, CHECK_RACE, CHECK_SYNC, DeviceMemory, Fault,
+    Hazard, Kernel, LaunchConfig, LaunchError, LaunchExtras, Module, Race, Site, SyncError,
+    SyncFault,
 };
 
 mod checks;

@@ -177,7 +177,7 @@ pub(super) fn run_thread(
     let code = cx.code;
     // initcheck and racecheck, read once here (not per operation). (A second,
     // check-free instance of this loop measured slower: it is no longer inlined.)
-    let init = cx.checks & CHECK_INIT != 0;
+    let init = cx.checks & (CHECK_INIT | CHECK_GLOBAL) != 0;
     let racing = cx.checks & CHECK_RACE != 0;
     let mut budget = YIELD_AFTER;
     let funcs = &cx.prog.funcs;
