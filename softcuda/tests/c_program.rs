@@ -104,3 +104,38 @@ fn the_sanitizer_checks_a_c_program_through_libsoftcuda() {
     assert!(out.contains("result: 0"), "{out}{err}");
     assert_eq!(err.trim(), "========= ERROR SUMMARY: 0 errors", "{err}");
 }
+
+/// A C program's missing event between two streams, found by streamcheck with one
+/// environment variable (`all`, delay included) and no code change; its twin,
+/// which records and waits for the event, reports nothing and reads the sums.
+#[test]
+fn the_sanitizer_finds_a_c_programs_race_between_streams() {
+    let Some(inc) = cuda_include() else { return };
+    let exe = compile(&inc, "sanitize_streams");
+    let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
+    let run = |args: &[&str]| {
+        let r = Command::new(&exe)
+            .arg(&ptx)
+            .args(args)
+            .env("SOFTCUDA_SANITIZE", "all")
+            .env_remove("SOFTCUDA_SANITIZE_LOG")
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{r:?}");
+        (
+            String::from_utf8_lossy(&r.stdout).into_owned(),
+            String::from_utf8_lossy(&r.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run(&[]);
+    assert!(
+        err.contains("========= Error: Race reported between ")
+            && err.contains("by cuLaunchKernel (kernel vector_add) on stream")
+            && err.contains("by cuMemcpyDtoHAsync on stream"),
+        "{out}{err}"
+    );
+    assert!(err.contains("ERROR SUMMARY: 1 error"), "{out}{err}");
+    let (out, err) = run(&["clean"]);
+    assert!(out.contains("first wrong: -1"), "{out}{err}");
+    assert_eq!(err.trim(), "========= ERROR SUMMARY: 0 errors", "{err}");
+}
