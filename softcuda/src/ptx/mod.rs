@@ -165,6 +165,17 @@ pub struct Kernel {
     shared_offsets: Vec<u32>,
     /// Where the dynamic (`.extern .shared`) memory begins.
     dyn_shared_offset: u32,
+    /// Whether the lane engine can run it (`exec::lanes::eligible`).
+    lanes: bool,
+}
+
+impl Kernel {
+    /// Whether launches of this kernel run on the lane engine (all the threads of a
+    /// block together, see `exec::lanes`) when no sanitizer check is asked for;
+    /// otherwise, and for checked launches, they run one thread at a time.
+    pub fn lane_engine(&self) -> bool {
+        self.lanes
+    }
 }
 
 /// A parsed, validated, compiled PTX module.
@@ -388,6 +399,11 @@ pub const CHECK_INIT: u8 = 8;
 /// ([`DeviceMemory::initialized`]), store and atomic ([`DeviceMemory::written`]),
 /// as [`CHECK_INIT`] does (softcuda's streamcheck gathers a kernel's accesses so).
 pub const CHECK_GLOBAL: u8 = 32;
+
+/// [`DeviceMemory::checks`]: describe every faulting access to
+/// [`DeviceMemory::fault`] (memcheck). Nothing per access: the interpreter runs
+/// the launch one thread at a time, so a fault is described from its thread.
+pub const CHECK_FAULT: u8 = 1;
 
 /// Where in the code: function, operation index from its start, PTX line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

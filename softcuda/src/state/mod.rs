@@ -403,6 +403,9 @@ impl crate::ptx::DeviceMemory for KernelMemory {
         if self.touches.is_some() {
             checks |= crate::ptx::CHECK_GLOBAL;
         }
+        if crate::sanitize::on(crate::sanitize::MEMCHECK) {
+            checks |= crate::ptx::CHECK_FAULT;
+        }
         checks
     }
 

@@ -199,5 +199,6 @@ pub(super) fn kernel_info(
         func: fi,
         shared_offsets,
         dyn_shared_offset,
+        lanes: crate::ptx::exec::lanes::eligible(prog, fi),
     })
 }

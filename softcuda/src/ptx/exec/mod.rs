@@ -31,8 +31,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::arith::{self, atom_apply, mask, sext};
 use super::ir::{
-    Addr, AtomOp, BarKind, BoolOp, Func, Inst, MemSpace, NO_REG, Op, Program, Reg, ShflMode, Sreg,
-    Ty, VoteMode,
+    Addr, AtomOp, BarKind, BoolOp, Func, Inst, IntOp, MemSpace, NO_REG, Op, Program, Reg, ShflMode,
+    Sreg, Ty, VoteMode,
 };
 use super::printf;
 use super::{
@@ -42,6 +42,7 @@ use super::{
 };
 
 mod checks;
+pub(crate) mod lanes;
 mod memory;
 mod race;
 mod thread;
@@ -256,6 +257,15 @@ impl RegionCache {
         }
     }
 
+    /// The cached range holding `addr`, if any.
+    fn range_of(&self, addr: u64) -> Option<(u64, u64)> {
+        self.ranges
+            .iter()
+            .chain([&self.own])
+            .find(|&&(s, e)| addr >= s && addr < e)
+            .copied()
+    }
+
     #[inline]
     fn check(&mut self, mem: &dyn DeviceMemory, addr: u64, len: u64) -> bool {
         let Some(end) = addr.checked_add(len) else {
@@ -292,6 +302,7 @@ enum Loc {
 }
 
 /// Everything a launch needs that does not change while it runs.
+#[derive(Clone)]
 struct Ctx<'a> {
     prog: &'a Program,
     code: &'a [Inst],
@@ -449,6 +460,9 @@ fn run_grid(
 ) -> Result<(), LaunchError> {
     if ex.cooperative || cx.explicit_cluster {
         return run_interleaved(cx, func, cache, ex.cooperative);
+    }
+    if cx.kernel.lanes && cx.checks == 0 {
+        return lanes::run_grid(cx, func, cache);
     }
     let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
     let mut result = Ok(());

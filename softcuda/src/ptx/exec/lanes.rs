@@ -1,0 +1,1082 @@
+//! The lane engine: runs all the threads of a block together, one operation at a
+//! time for every thread at that operation, with registers laid out lane by lane
+//! (register `r` of thread `l` at `r * n + l`), so that decoding an operation is
+//! paid once per block instead of once per thread.
+//!
+//! Threads that agree on where they are ("converged": the common case) run as one
+//! group; a branch some take and some do not splits them, and then each step runs
+//! the group at the lowest operation index (the threads behind catch up first, so
+//! they meet again after an `if`/`else` or a loop whose trip counts differ). A
+//! block-wide `bar.sync` holds the threads that reach it until no thread can run,
+//! then releases them all. A thread that keeps taking backward branches while
+//! others wait (a spin loop waiting for another thread of the block) yields: the
+//! group furthest ahead runs for a while.
+//!
+//! It runs only what it can run exactly as the reference interpreter
+//! (`thread.rs`) does, with the same arithmetic (`arith`) and the same checked
+//! memory access (`locate`, `read`, `host_write`, `host_atomic`): kernels whose
+//! every reachable operation is one it knows ([`eligible`]: no calls, local
+//! memory, warp collectives, named barriers, cluster operations or `printf`),
+//! launched without a cluster or cooperation and with no sanitizer check asked for
+//! (a checked launch, and every other kernel, runs on the reference path, one
+//! thread at a time). Results are the reference's wherever PTX defines them;
+//! accesses racing without a barrier may see other values (as on a GPU).
+
+use super::*;
+
+const RUN: u8 = 0;
+const BAR: u8 = 1;
+const EXIT: u8 = 2;
+
+/// Whether every operation reachable from function `fi`'s entry is one the lane
+/// engine runs (see the module's doc). Decided once, when the kernel is compiled.
+pub(crate) fn eligible(prog: &Program, fi: u32) -> bool {
+    let Some(f) = prog.funcs.get(fi as usize) else {
+        return false;
+    };
+    if f.frame_bytes != 0 {
+        return false;
+    }
+    let mut seen = vec![false; prog.code.len()];
+    let mut todo = vec![f.entry as usize];
+    while let Some(pc) = todo.pop() {
+        let Some(inst) = prog.code.get(pc) else {
+            return false;
+        };
+        if std::mem::replace(&mut seen[pc], true) {
+            continue;
+        }
+        let mut next = true;
+        match &inst.op {
+            Op::Nop
+            | Op::Mov { .. }
+            | Op::Pack { .. }
+            | Op::Unpack { .. }
+            | Op::Int { .. }
+            | Op::IntUn { .. }
+            | Op::Int3 { .. }
+            | Op::Bfi { .. }
+            | Op::Prmt { .. }
+            | Op::Shf { .. }
+            | Op::Lop3 { .. }
+            | Op::Float { .. }
+            | Op::FloatUn { .. }
+            | Op::Fma { .. }
+            | Op::FloatDir { .. }
+            | Op::Fma32Dir { .. }
+            | Op::MadCc { .. }
+            | Op::Testp { .. }
+            | Op::Setp { .. }
+            | Op::Selp { .. }
+            | Op::Ext { .. }
+            | Op::Cvt { .. }
+            | Op::Cvta { .. }
+            | Op::Isspacep { .. }
+            | Op::Fence => {}
+            Op::Special { sr, .. } => {
+                if matches!(sr, Sreg::ReservedSmem(_)) {
+                    return false;
+                }
+            }
+            Op::AddrOf { a, space, .. } => {
+                if matches!(a, Addr::Frame(_)) || *space == MemSpace::Local {
+                    return false;
+                }
+            }
+            Op::Ld { space, a, .. } | Op::St { space, a, .. } | Op::Atom { space, a, .. } => {
+                if matches!(a, Addr::Frame(_)) || *space == MemSpace::Local {
+                    return false;
+                }
+            }
+            &Op::Bra { target } => {
+                todo.push(target as usize);
+                next = inst.guard != NO_REG;
+            }
+            Op::Ret | Op::Exit | Op::Trap => next = inst.guard != NO_REG,
+            &Op::Bar {
+                kind: BarKind::Sync,
+                count,
+                ..
+            } if count == NO_REG => {}
+            _ => return false,
+        }
+        if next {
+            todo.push(pc + 1);
+        }
+    }
+    true
+}
+
+/// Registers and positions of a block's lanes, reused from block to block.
+#[derive(Default)]
+pub(super) struct Lanes {
+    regs: Vec<u64>,
+    pc: Vec<u32>,
+    state: Vec<u8>,
+    carry: Vec<bool>,
+    /// The barrier each lane waits at.
+    bar: Vec<u8>,
+    /// Per register: whether every lane `0..n` holds the same value (then an
+    /// operation whose sources all are is computed once and its result copied).
+    uni: Vec<bool>,
+    /// A global range every access inside which is allowed (from the launch's
+    /// region cache): the loads' and stores' fast path.
+    hot: (u64, u64),
+    /// The lanes of the group running now (when not every lane).
+    act: Vec<u32>,
+    /// The group's lanes whose guard holds.
+    guarded: Vec<u32>,
+    shared: Vec<u8>,
+}
+
+/// Which lanes an operation runs for.
+#[derive(Clone, Copy)]
+enum Group<'a> {
+    /// Every lane `0..n`.
+    All(usize),
+    Some(&'a [u32]),
+}
+
+impl Group<'_> {
+    #[inline(always)]
+    fn each(self, mut f: impl FnMut(usize)) {
+        match self {
+            Group::All(n) => (0..n).for_each(f),
+            Group::Some(v) => v.iter().for_each(|&l| f(l as usize)),
+        }
+    }
+
+    #[inline(always)]
+    fn try_each<E>(self, mut f: impl FnMut(usize) -> Result<(), E>) -> Result<(), E> {
+        match self {
+            Group::All(n) => (0..n).try_for_each(f),
+            Group::Some(v) => v.iter().try_for_each(|&l| f(l as usize)),
+        }
+    }
+}
+
+/// What the group does next.
+enum Flow {
+    Next,
+    /// A branch: the lanes in the group go to `target` (guards already applied).
+    Jump(u32),
+    Exit,
+    /// A block-wide barrier; whether every lane of the group named the same one.
+    Barrier(bool),
+}
+
+/// Runs one block (`cx.ctaid`) on the lane engine. `fresh`: the lanes' registers
+/// are not yet initialised for this kernel (a worker's first block).
+pub(super) fn run_block(
+    cx: &Ctx,
+    f: &Func,
+    s: &mut Lanes,
+    cache: &mut RegionCache,
+    fresh: bool,
+) -> Result<(), LaunchError> {
+    let n = cx.nthreads as usize;
+    let nregs = f.template.len();
+    if fresh || s.regs.len() != nregs * n {
+        s.regs.clear();
+        for &v in &f.template {
+            s.regs.extend(std::iter::repeat_n(v, n));
+        }
+        s.uni.clear();
+        s.uni.resize(nregs, true);
+        s.hot = (1, 0);
+    }
+    s.pc.clear();
+    s.pc.resize(n, f.entry);
+    s.state.clear();
+    s.state.resize(n, RUN);
+    s.carry.clear();
+    s.carry.resize(n, false);
+    s.bar.clear();
+    s.bar.resize(n, 0);
+    s.shared.clear();
+    s.shared.resize(cx.shared_bytes as usize, 0);
+    let mut live = n;
+    // Converged: every live lane runs, at `cpc`.
+    let mut conv = true;
+    let mut cpc = f.entry;
+    let mut all = true; // converged with no lane exited: the group is 0..n
+    let mut spins = 0u32;
+    let mut ahead = 0u32;
+    let mut act = std::mem::take(&mut s.act);
+    let mut guarded = std::mem::take(&mut s.guarded);
+    let result = loop {
+        // The group: its operation, its lanes.
+        let pc = if conv {
+            cpc
+        } else {
+            let pick = if ahead > 0 {
+                ahead -= 1;
+                (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]).max()
+            } else {
+                (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]).min()
+            };
+            let Some(pc) = pick else {
+                break Ok(()); // unreachable: a block with no runnable lane ends below
+            };
+            act.clear();
+            act.extend(
+                (0..n as u32).filter(|&l| s.state[l as usize] == RUN && s.pc[l as usize] == pc),
+            );
+            pc
+        };
+        let group = if conv && all {
+            Group::All(n)
+        } else {
+            Group::Some(&act)
+        };
+        let Some(inst) = cx.code.get(pc as usize) else {
+            break Err(LaunchError::IllegalInstruction(format!(
+                "jump outside the code (operation {pc})"
+            )));
+        };
+        let whole = conv && all;
+        let mut group = group;
+        if inst.guard != NO_REG && s.uni.get(inst.guard as usize).copied().unwrap_or(false) {
+            // A guard every lane agrees on: all run, or none.
+            if (s.regs[inst.guard as usize * n] != 0) == inst.neg {
+                if conv {
+                    cpc += 1;
+                } else {
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                }
+                continue;
+            }
+        } else if inst.guard != NO_REG {
+            guarded.clear();
+            let g = inst.guard as usize * n;
+            group.each(|l| {
+                if (s.regs[g + l] != 0) != inst.neg {
+                    guarded.push(l as u32);
+                }
+            });
+            group = Group::Some(&guarded);
+        }
+        let unguarded = matches!(group, Group::All(_));
+        let (srcs, dsts) = operands(&inst.op);
+        if whole
+            && unguarded
+            && let Some(srcs) = srcs
+            && srcs.iter().all(|&r| r == NO_REG || s.uni[r as usize])
+        {
+            // Every lane would compute the same: lane 0 does, the others copy.
+            if let Err(e) = step(cx, s, cache, n, inst, Group::Some(&[0])) {
+                break Err(e);
+            }
+            for &d in dsts.iter().filter(|&&d| d != NO_REG) {
+                let d = d as usize;
+                let v = s.regs[d * n];
+                s.regs[d * n..(d + 1) * n].fill(v);
+                s.uni[d] = true;
+            }
+            cpc += 1;
+            continue;
+        }
+        for &d in dsts.iter().filter(|&&d| d != NO_REG) {
+            s.uni[d as usize] = whole && unguarded && uniform_result(&inst.op);
+        }
+        let flow = match step(cx, s, cache, n, inst, group) {
+            Ok(f) => f,
+            Err(e) => break Err(e),
+        };
+        // Where the group's lanes go. `chosen`: the lanes the operation acted for
+        // (its guard held), when that is not the whole group.
+        let size = if conv && all { n } else { act.len() };
+        let (count, chosen): (usize, Option<Vec<u32>>) = match (&flow, group) {
+            (Flow::Next, _) => (0, None),
+            (_, Group::All(k)) => (k, None),
+            (_, Group::Some(v)) if v.len() == size => (v.len(), None),
+            (_, Group::Some(v)) => (v.len(), Some(v.to_vec())),
+        };
+        let everyone = chosen.is_none();
+        match flow {
+            Flow::Next => {
+                if conv {
+                    cpc += 1;
+                } else {
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                }
+            }
+            Flow::Jump(target) => {
+                if target <= pc && !conv {
+                    spins += 1;
+                    if spins >= YIELD_AFTER {
+                        spins = 0;
+                        ahead = 64;
+                    }
+                }
+                if conv && everyone {
+                    cpc = target;
+                } else if conv && count == 0 {
+                    cpc += 1;
+                } else {
+                    if conv {
+                        diverge(s, &mut act, n, all, cpc);
+                        conv = false;
+                    }
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                    match &chosen {
+                        None => act.iter().for_each(|&l| s.pc[l as usize] = target),
+                        Some(v) => v.iter().for_each(|&l| s.pc[l as usize] = target),
+                    }
+                }
+            }
+            Flow::Exit => {
+                if everyone && conv {
+                    break Ok(()); // the group is every live lane
+                }
+                if conv {
+                    // Those left stay together, one operation on.
+                    if all {
+                        act.clear();
+                        act.extend(0..n as u32);
+                    }
+                    cpc += 1;
+                } else {
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                }
+                let exited = chosen.unwrap_or_else(|| act.clone());
+                for &l in &exited {
+                    s.state[l as usize] = EXIT;
+                }
+                live -= exited.len();
+                if live == 0 {
+                    break Ok(());
+                }
+                act.retain(|&l| s.state[l as usize] != EXIT);
+                all = false;
+            }
+            Flow::Barrier(uniform) => {
+                if conv && everyone && uniform {
+                    cpc += 1; // every live lane arrived: released at once
+                } else {
+                    if conv {
+                        diverge(s, &mut act, n, all, cpc);
+                        conv = false;
+                    }
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                    let waiting = chosen.unwrap_or_else(|| act.clone());
+                    for &l in &waiting {
+                        s.state[l as usize] = BAR;
+                    }
+                    if !s.state.contains(&RUN) {
+                        // Every live lane waits: one barrier completes, two never do.
+                        let mut ids = (0..n).filter(|&l| s.state[l] == BAR).map(|l| s.bar[l]);
+                        let first = ids.next();
+                        if !ids.all(|b| Some(b) == first) {
+                            break Err(deadlock(cx, s, n));
+                        }
+                        for st in s.state.iter_mut().filter(|st| **st == BAR) {
+                            *st = RUN;
+                        }
+                    }
+                }
+            }
+        }
+        if !conv {
+            // Converged again: every live lane runs at one operation.
+            let mut pcs = (0..n).filter(|&l| s.state[l] != EXIT);
+            let first = pcs.next().map(|l| (s.state[l], s.pc[l]));
+            if let Some((RUN, p)) = first
+                && pcs.all(|l| s.state[l] == RUN && s.pc[l] == p)
+            {
+                conv = true;
+                cpc = p;
+                all = live == n;
+                act.clear();
+                act.extend((0..n as u32).filter(|&l| s.state[l as usize] == RUN));
+            } else if !s.state.contains(&RUN) {
+                break Ok(());
+            }
+        }
+    };
+    s.act = act;
+    s.guarded = guarded;
+    result
+}
+
+/// An operation's source registers, if it may be computed once for lanes that
+/// agree on them (no memory written, no per-lane state such as the carry), and the
+/// registers it writes (`NO_REG` for none).
+fn operands(op: &Op) -> (Option<[Reg; 5]>, [Reg; 4]) {
+    const X: Reg = NO_REG;
+    let addr = |a: &Addr| match *a {
+        Addr::Reg(r, _) => r,
+        _ => X,
+    };
+    match *op {
+        Op::Mov { d, a, .. } => (Some([a, X, X, X, X]), [d, X, X, X]),
+        Op::AddrOf { d, ref a, .. } => (Some([addr(a), X, X, X, X]), [d, X, X, X]),
+        Op::Pack { d, parts, n, .. } => {
+            let mut s = [X; 5];
+            for (k, &p) in parts.iter().take(usize::from(n)).enumerate() {
+                s[k] = p;
+            }
+            (Some(s), [d, X, X, X])
+        }
+        Op::Unpack { d, n, a, .. } => {
+            let mut o = [X; 4];
+            o[..usize::from(n).min(4)].copy_from_slice(&d[..usize::from(n).min(4)]);
+            (Some([a, X, X, X, X]), o)
+        }
+        Op::Int { op, d, a, b, .. } => {
+            let carry = matches!(
+                op,
+                IntOp::AddCc
+                    | IntOp::AddC
+                    | IntOp::AddCCc
+                    | IntOp::SubCc
+                    | IntOp::SubC
+                    | IntOp::SubCCc
+            );
+            ((!carry).then_some([a, b, X, X, X]), [d, X, X, X])
+        }
+        Op::IntUn { d, a, .. } | Op::FloatUn { d, a, .. } | Op::Testp { d, a, .. } => {
+            (Some([a, X, X, X, X]), [d, X, X, X])
+        }
+        Op::Ext { d, a, .. } | Op::Cvt { d, a, .. } | Op::Cvta { d, a, .. } => {
+            (Some([a, X, X, X, X]), [d, X, X, X])
+        }
+        Op::Isspacep { d, a, .. } => (Some([a, X, X, X, X]), [d, X, X, X]),
+        Op::Int3 { d, a, b, c, .. }
+        | Op::Prmt { d, a, b, c }
+        | Op::Shf { d, a, b, c, .. }
+        | Op::Lop3 { d, a, b, c, .. }
+        | Op::Fma { d, a, b, c, .. }
+        | Op::Fma32Dir { d, a, b, c, .. }
+        | Op::Selp { d, a, b, c } => (Some([a, b, c, X, X]), [d, X, X, X]),
+        Op::Bfi {
+            d, a, b, pos, len, ..
+        } => (Some([a, b, pos, len, X]), [d, X, X, X]),
+        Op::Float { d, a, b, .. } | Op::FloatDir { d, a, b, .. } => {
+            (Some([a, b, X, X, X]), [d, X, X, X])
+        }
+        Op::MadCc { d, .. } | Op::Special { d, .. } => (None, [d, X, X, X]),
+        Op::Setp { p, q, a, b, c, .. } => (Some([a, b, c, X, X]), [p, q, X, X]),
+        Op::Ld { n, d, ref a, .. } => {
+            let mut o = [X; 4];
+            o[..usize::from(n).min(4)].copy_from_slice(&d[..usize::from(n).min(4)]);
+            (Some([addr(a), X, X, X, X]), o)
+        }
+        Op::Atom { d, .. } => (None, [d, X, X, X]),
+        _ => (None, [X; 4]),
+    }
+}
+
+/// Whether `op`, run for every lane, leaves the same value in each (a special
+/// register that does not depend on the thread).
+fn uniform_result(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Special { sr, .. } if !matches!(
+            sr,
+            Sreg::Tid(_)
+                | Sreg::LaneId
+                | Sreg::WarpId
+                | Sreg::LanemaskEq
+                | Sreg::LanemaskLe
+                | Sreg::LanemaskLt
+                | Sreg::LanemaskGe
+                | Sreg::LanemaskGt
+                | Sreg::Clock
+                | Sreg::ClockHi
+                | Sreg::Clock64
+                | Sreg::GlobalTimer
+                | Sreg::GlobalTimerLo
+                | Sreg::GlobalTimerHi
+        )
+    )
+}
+
+/// The error of a block whose live lanes all wait at barriers that cannot complete
+/// (the reference's `deadlock`).
+fn deadlock(cx: &Ctx, s: &Lanes, n: usize) -> LaunchError {
+    let stuck: Vec<usize> = (0..n).filter(|&l| s.state[l] != EXIT).collect();
+    let line = stuck
+        .first()
+        .and_then(|&l| cx.prog.lines.get(s.pc[l].saturating_sub(1) as usize))
+        .copied()
+        .unwrap_or(0);
+    LaunchError::IllegalInstruction(format!(
+        "deadlock in block ({}, {}, {}) of '{}': {} threads wait at barriers that can never complete (first at PTX line {line})",
+        cx.ctaid[0],
+        cx.ctaid[1],
+        cx.ctaid[2],
+        cx.kernel.name,
+        stuck.len()
+    ))
+}
+
+/// Leaves converged mode: every live lane's own position is `cpc`, `act` lists the
+/// live lanes (all of `0..n` if `all`).
+fn diverge(s: &mut Lanes, act: &mut Vec<u32>, n: usize, all: bool, cpc: u32) {
+    if all {
+        act.clear();
+        act.extend(0..n as u32);
+    }
+    for &l in act.iter() {
+        s.pc[l as usize] = cpc;
+    }
+}
+
+/// Whether an access of `len` bytes at `addr` lies inside `hot` (memory the launch
+/// may touch) and is aligned: then it needs no other check.
+#[inline(always)]
+fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
+    let len = u64::from(len);
+    addr >= hot.0 && addr <= hot.1.saturating_sub(len) && addr & (len - 1) == 0
+}
+
+/// The value of `a` (an address operand) for lane `l`.
+#[inline(always)]
+fn addr_of(cx: &Ctx, regs: &[u64], n: usize, l: usize, a: &Addr) -> u64 {
+    match *a {
+        Addr::Reg(r, off) => regs[r as usize * n + l].wrapping_add(off as i64 as u64),
+        Addr::Frame(off) => u64::from(off),
+        Addr::Global(i, off) => cx
+            .gaddrs
+            .get(i as usize)
+            .copied()
+            .unwrap_or(0)
+            .wrapping_add(off as i64 as u64),
+        Addr::Shared(i, off) => {
+            let base = cx
+                .kernel
+                .shared_offsets
+                .get(i as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
+            u64::from(base).wrapping_add(off as i64 as u64)
+        }
+        Addr::Abs(v) => u64::from(v),
+    }
+}
+
+/// Runs `inst` for the lanes of `group` (guards applied).
+#[allow(clippy::too_many_lines)]
+fn step(
+    cx: &Ctx,
+    s: &mut Lanes,
+    cache: &mut RegionCache,
+    n: usize,
+    inst: &Inst,
+    group: Group,
+) -> Result<Flow, LaunchError> {
+    let regs = &mut s.regs;
+    macro_rules! r {
+        ($x:expr, $l:expr) => {
+            regs[$x as usize * n + $l]
+        };
+    }
+    macro_rules! lanes {
+        (|$l:ident| $body:expr) => {
+            group.each(|$l| {
+                $body;
+            })
+        };
+    }
+    match &inst.op {
+        Op::Nop => {}
+        Op::Fence => fence(Ordering::SeqCst),
+        &Op::Mov { d, a, bits } => lanes!(|l| r!(d, l) = r!(a, l) & mask(u32::from(bits))),
+        &Op::Special { d, sr } => {
+            let [bx, by, _] = cx.block;
+            let mut t = Thread::default();
+            let uniform = !matches!(
+                sr,
+                Sreg::Tid(_)
+                    | Sreg::LaneId
+                    | Sreg::WarpId
+                    | Sreg::LanemaskEq
+                    | Sreg::LanemaskLe
+                    | Sreg::LanemaskLt
+                    | Sreg::LanemaskGe
+                    | Sreg::LanemaskGt
+            );
+            if uniform {
+                let v = special(cx, &t, sr);
+                lanes!(|l| r!(d, l) = v);
+            } else {
+                lanes!(|l| {
+                    let i = l as u32;
+                    t.tid = [i % bx, (i / bx) % by, i / (bx * by)];
+                    t.lane = i % 32;
+                    t.warp = i / 32;
+                    r!(d, l) = special(cx, &t, sr)
+                });
+            }
+        }
+        Op::AddrOf {
+            d,
+            a,
+            space,
+            generic,
+            bits32,
+        } => {
+            let win = if *generic {
+                match space {
+                    MemSpace::Shared => SHARED_WIN,
+                    MemSpace::KParam => PARAM_WIN,
+                    _ => 0,
+                }
+            } else {
+                0
+            };
+            lanes!(|l| {
+                let v = addr_of(cx, regs, n, l, a).wrapping_add(win);
+                r!(*d, l) = if *bits32 { v & 0xffff_ffff } else { v }
+            });
+        }
+        &Op::Pack {
+            d,
+            parts,
+            n: k,
+            bits,
+        } => lanes!(|l| {
+            let mut v = 0u64;
+            for (j, &p) in parts.iter().take(usize::from(k)).enumerate() {
+                v |= (r!(p, l) & mask(u32::from(bits))) << (j as u32 * u32::from(bits));
+            }
+            r!(d, l) = v
+        }),
+        &Op::Unpack { d, n: k, bits, a } => lanes!(|l| {
+            let v = r!(a, l);
+            for (j, &x) in d.iter().take(usize::from(k)).enumerate() {
+                r!(x, l) = (v >> (j as u32 * u32::from(bits))) & mask(u32::from(bits));
+            }
+        }),
+        &Op::Int { op, ty, d, a, b } => {
+            let carry = &mut s.carry;
+            lanes!(|l| r!(d, l) = arith::int_bin(op, ty, r!(a, l), r!(b, l), &mut carry[l]));
+        }
+        &Op::IntUn { op, ty, d, a } => lanes!(|l| r!(d, l) = arith::int_un(op, ty, r!(a, l))),
+        &Op::Int3 { op, ty, d, a, b, c } => {
+            lanes!(|l| r!(d, l) = arith::int3(op, ty, r!(a, l), r!(b, l), r!(c, l)));
+        }
+        &Op::Bfi {
+            bits,
+            d,
+            a,
+            b,
+            pos,
+            len,
+        } => lanes!(|l| {
+            r!(d, l) = arith::bfi(u32::from(bits), r!(a, l), r!(b, l), r!(pos, l), r!(len, l))
+        }),
+        &Op::Prmt { d, a, b, c } => {
+            lanes!(|l| r!(d, l) = arith::prmt(r!(a, l), r!(b, l), r!(c, l)))
+        }
+        &Op::Shf {
+            left,
+            clamp,
+            d,
+            a,
+            b,
+            c,
+        } => lanes!(|l| r!(d, l) = arith::shf(left, clamp, r!(a, l), r!(b, l), r!(c, l))),
+        &Op::Lop3 { d, a, b, c, lut } => {
+            lanes!(|l| r!(d, l) = arith::lop3(r!(a, l), r!(b, l), r!(c, l), lut));
+        }
+        &Op::Float {
+            op,
+            f64,
+            ftz,
+            sat,
+            d,
+            a,
+            b,
+        } => lanes!(|l| r!(d, l) = arith::float_bin(op, f64, ftz, sat, r!(a, l), r!(b, l))),
+        &Op::FloatUn {
+            op,
+            f64,
+            ftz,
+            sat,
+            d,
+            a,
+        } => lanes!(|l| r!(d, l) = arith::float_un(op, f64, ftz, sat, r!(a, l))),
+        &Op::Fma {
+            f64,
+            ftz,
+            sat,
+            d,
+            a,
+            b,
+            c,
+        } => lanes!(|l| r!(d, l) = arith::fma(f64, ftz, sat, r!(a, l), r!(b, l), r!(c, l))),
+        &Op::FloatDir {
+            op,
+            f64,
+            ftz,
+            sat,
+            rnd,
+            d,
+            a,
+            b,
+        } => {
+            lanes!(|l| { r!(d, l) = arith::float_dir(op, f64, ftz, sat, rnd, r!(a, l), r!(b, l)) })
+        }
+        &Op::Fma32Dir {
+            ftz,
+            sat,
+            rnd,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            lanes!(|l| { r!(d, l) = arith::fma32_dir(ftz, sat, rnd, r!(a, l), r!(b, l), r!(c, l)) })
+        }
+        &Op::MadCc {
+            mode,
+            ty,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let carry = &mut s.carry;
+            lanes!(|l| {
+                r!(d, l) = arith::mad_cc(mode, ty, r!(a, l), r!(b, l), r!(c, l), &mut carry[l])
+            });
+        }
+        &Op::Testp { t: tp, f64, d, a } => {
+            lanes!(|l| r!(d, l) = u64::from(arith::testp(tp, f64, r!(a, l))));
+        }
+        &Op::Setp {
+            cmp,
+            ty,
+            ftz,
+            bop,
+            p,
+            q,
+            a,
+            b,
+            c,
+        } => lanes!(|l| {
+            let x = arith::compare(cmp, ty, ftz, r!(a, l), r!(b, l));
+            let (v, w) = match bop {
+                BoolOp::None => (x, !x),
+                BoolOp::And => (x && r!(c, l) != 0, !x && r!(c, l) != 0),
+                BoolOp::Or => (x || r!(c, l) != 0, !x || r!(c, l) != 0),
+                BoolOp::Xor => (x ^ (r!(c, l) != 0), !x ^ (r!(c, l) != 0)),
+            };
+            r!(p, l) = u64::from(v);
+            if q != NO_REG {
+                r!(q, l) = u64::from(w);
+            }
+        }),
+        &Op::Selp { d, a, b, c } => {
+            lanes!(|l| r!(d, l) = if r!(c, l) != 0 { r!(a, l) } else { r!(b, l) });
+        }
+        &Op::Ext {
+            d,
+            a,
+            from,
+            signed,
+            to,
+        } => lanes!(|l| {
+            let v = if signed {
+                sext(r!(a, l), u32::from(from)) as u64
+            } else {
+                r!(a, l) & mask(u32::from(from))
+            };
+            r!(d, l) = v & mask(u32::from(to))
+        }),
+        &Op::Cvt {
+            dty,
+            sty,
+            rnd,
+            sat,
+            ftz,
+            dbits,
+            d,
+            a,
+        } => lanes!(|l| r!(d, l) = arith::cvt(dty, sty, rnd, sat, ftz, u32::from(dbits), r!(a, l))),
+        &Op::Cvta {
+            to,
+            space,
+            bits32,
+            d,
+            a,
+        } => {
+            let win = match space {
+                MemSpace::Shared => SHARED_WIN,
+                MemSpace::Local => LOCAL_WIN,
+                MemSpace::KParam => PARAM_WIN,
+                _ => 0,
+            };
+            lanes!(|l| {
+                let v = r!(a, l);
+                let out = if win == 0 {
+                    v
+                } else if to {
+                    if v & WIN_MASK == win { v - win } else { v }
+                } else {
+                    v.wrapping_add(win)
+                };
+                r!(d, l) = if bits32 { out & 0xffff_ffff } else { out }
+            });
+        }
+        &Op::Isspacep { space, d, a } => lanes!(|l| {
+            let win = r!(a, l) & WIN_MASK;
+            r!(d, l) = u64::from(match space {
+                MemSpace::Shared => win == SHARED_WIN,
+                MemSpace::Local => win == LOCAL_WIN,
+                MemSpace::KParam => win == PARAM_WIN,
+                MemSpace::Global => !matches!(win, SHARED_WIN | LOCAL_WIN | PARAM_WIN),
+                _ => false,
+            })
+        }),
+        Op::Ld {
+            space,
+            ty,
+            n: k,
+            dbits,
+            d,
+            a,
+        } => {
+            let size = ty.bytes();
+            let len = size * u32::from(*k);
+            let shared = &s.shared;
+            let hot = &mut s.hot;
+            let global = matches!(space, MemSpace::Global | MemSpace::Generic);
+            group.try_each(|l| {
+                let addr = addr_of(cx, regs, n, l, a);
+                if global && fast(*hot, addr, len) {
+                    for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
+                        let v = host_read(addr + u64::from(j as u32 * size), size);
+                        r!(x, l) = extend(v, *ty, *dbits);
+                    }
+                    return Ok(());
+                }
+                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
+                if let Loc::Host(h) = loc
+                    && let Some(r) = cache.range_of(h)
+                {
+                    *hot = r;
+                }
+                for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
+                    let v = read(cx, loc, &[], shared, &[], j as u32 * size, size);
+                    r!(x, l) = extend(v, *ty, *dbits);
+                }
+                Ok(())
+            })?;
+        }
+        Op::St {
+            space,
+            ty,
+            n: k,
+            s: src,
+            a,
+        } => {
+            let size = ty.bytes();
+            let len = size * u32::from(*k);
+            let shared = &mut s.shared;
+            let hot = &mut s.hot;
+            let global = matches!(space, MemSpace::Global | MemSpace::Generic);
+            group.try_each(|l| {
+                let addr = addr_of(cx, regs, n, l, a);
+                if global && fast(*hot, addr, len) {
+                    for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
+                        host_write(addr + u64::from(j as u32 * size), size, r!(x, l));
+                    }
+                    return Ok(());
+                }
+                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
+                if let Loc::Host(h) = loc
+                    && let Some(r) = cache.range_of(h)
+                {
+                    *hot = r;
+                }
+                for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
+                    let v = r!(x, l);
+                    let off = j as u32 * size;
+                    match loc {
+                        Loc::Host(h) => host_write(h + u64::from(off), size, v),
+                        Loc::Shared(o) => wr(shared, o + off as usize, size, v),
+                        _ => {
+                            return Err(LaunchError::IllegalAddress {
+                                addr,
+                                len: u64::from(size),
+                            });
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let size = ty.bytes();
+            let shared = &mut s.shared;
+            group.try_each(|l| {
+                let addr = addr_of(cx, regs, n, l, a);
+                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, size)?;
+                let bv = r!(*b, l);
+                let cv = if *c == NO_REG { 0 } else { r!(*c, l) };
+                let old = match loc {
+                    Loc::Host(h) => host_atomic(h, size, *op, *ty, bv, cv),
+                    Loc::Shared(o) => {
+                        let old = rd(shared, o, size);
+                        wr(shared, o, size, atom_apply(*op, *ty, old, bv, cv));
+                        old
+                    }
+                    _ => {
+                        return Err(LaunchError::IllegalAddress {
+                            addr,
+                            len: u64::from(size),
+                        });
+                    }
+                };
+                if *d != NO_REG {
+                    r!(*d, l) = old;
+                }
+                Ok(())
+            })?;
+        }
+        &Op::Bra { target } => return Ok(Flow::Jump(target)),
+        Op::Ret | Op::Exit => {
+            if matches!(group, Group::Some(v) if v.is_empty()) {
+                return Ok(Flow::Next);
+            }
+            return Ok(Flow::Exit);
+        }
+        Op::Trap => {
+            if matches!(group, Group::Some(v) if v.is_empty()) {
+                return Ok(Flow::Next);
+            }
+            return Err(LaunchError::Trap);
+        }
+        &Op::Bar { id, .. } => {
+            let mut bad = None;
+            let mut first = None;
+            let mut uniform = true;
+            let bars = &mut s.bar;
+            group.each(|l| {
+                let v = r!(id, l);
+                if v >= 16 {
+                    bad = Some(v);
+                }
+                bars[l] = v as u8;
+                uniform &= *first.get_or_insert(v) == v;
+            });
+            if let Some(idv) = bad {
+                return Err(LaunchError::IllegalInstruction(format!(
+                    "barrier {idv} out of range 0..16"
+                )));
+            }
+            if matches!(group, Group::Some(v) if v.is_empty()) {
+                return Ok(Flow::Next);
+            }
+            return Ok(Flow::Barrier(uniform));
+        }
+        other => {
+            return Err(LaunchError::IllegalInstruction(format!(
+                "the lane engine cannot run {other:?}"
+            )));
+        }
+    }
+    Ok(Flow::Next)
+}
+
+/// Threads a launch must have before its blocks are spread over host threads
+/// (below it, starting them costs more than it saves).
+const PARALLEL_FROM: u64 = 1 << 15;
+
+thread_local! {
+    static LANES: std::cell::Cell<Option<Box<Lanes>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs every block of the launch on the lane engine: blocks in order, spread in
+/// contiguous runs over the host's cores when the launch is large enough (the
+/// blocks of a launch may run in any order, so results that do not depend on that
+/// order are the same). The error is the first faulting block's, in block order.
+pub(super) fn run_grid(cx: &Ctx, f: &Func, cache: &mut RegionCache) -> Result<(), LaunchError> {
+    let [gx, gy, gz] = cx.grid.map(u64::from);
+    let blocks = gx * gy * gz;
+    let threads = blocks * u64::from(cx.nthreads);
+    let workers = if threads >= PARALLEL_FROM {
+        static CORES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let cores = *CORES
+            .get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get() as u64));
+        cores.min(blocks).max(1)
+    } else {
+        1
+    };
+    if workers == 1 {
+        return run_range(cx, f, cache, 0..blocks).map_err(|(_, e)| e);
+    }
+    let per = blocks.div_ceil(workers);
+    let results: Vec<Result<(), (u64, LaunchError)>> = std::thread::scope(|sc| {
+        let others: Vec<_> = (1..workers)
+            .map(|w| {
+                let range = (w * per).min(blocks)..((w + 1) * per).min(blocks);
+                let own = cache.own;
+                sc.spawn(move || {
+                    let mut cache = RegionCache::new();
+                    cache.own = own;
+                    run_range(cx, f, &mut cache, range)
+                })
+            })
+            .collect();
+        let mut all = vec![run_range(cx, f, cache, 0..per.min(blocks))];
+        for h in others {
+            all.push(h.join().unwrap_or_else(|_| {
+                Err((
+                    u64::MAX,
+                    LaunchError::IllegalInstruction("a lane engine worker panicked".into()),
+                ))
+            }));
+        }
+        all
+    });
+    results
+        .into_iter()
+        .filter_map(Result::err)
+        .min_by_key(|(b, _)| *b)
+        .map_or(Ok(()), |(_, e)| Err(e))
+}
+
+/// Runs blocks `range` (linear indices, x fastest) on this host thread.
+fn run_range(
+    cx: &Ctx,
+    f: &Func,
+    cache: &mut RegionCache,
+    range: std::ops::Range<u64>,
+) -> Result<(), (u64, LaunchError)> {
+    let [gx, gy, _] = cx.grid.map(u64::from);
+    let mut lanes = LANES.with(std::cell::Cell::take).unwrap_or_default();
+    let mut bcx = cx.clone();
+    let first = range.start;
+    let mut result = Ok(());
+    for b in range {
+        bcx.ctaid = [b % gx, (b / gx) % gy, b / (gx * gy)].map(|v| v as u32);
+        if let Err(e) = run_block(&bcx, f, &mut lanes, cache, b == first) {
+            result = Err((b, e));
+            break;
+        }
+    }
+    LANES.with(|c| c.set(Some(lanes)));
+    result
+}

@@ -1,0 +1,327 @@
+//! The lane engine (`ptx::exec::lanes`: a block's threads run together) against
+//! the reference interpreter (one thread at a time): the same kernels, the same
+//! randomized inputs, bit for bit the same outputs — for every class of
+//! instruction the lane engine runs, each in three shapes: every thread on its own
+//! inputs, every thread on the same inputs (the engine computes those once), and
+//! inside a branch only some threads take (divergence). Then control flow
+//! (loops of different trip counts, early exits, barriers, shared memory and
+//! atomics) the same way. The reference runs when the memory asks for fault
+//! descriptions (`CHECK_FAULT`), as the driver's does under memcheck.
+
+use softcuda::ptx::{CHECK_FAULT, DeviceMemory, JitOptions, LaunchConfig, Module, launch};
+use std::sync::RwLock;
+
+/// Host memory as device memory; `reference` forces the one-thread-at-a-time path.
+struct Dev {
+    ranges: RwLock<Vec<(u64, u64)>>,
+    reference: bool,
+}
+
+impl DeviceMemory for Dev {
+    fn accessible(&self, addr: u64, len: u64) -> bool {
+        let end = addr + len;
+        let r = self.ranges.read().unwrap();
+        r.iter().any(|&(s, e)| addr >= s && end <= e)
+    }
+
+    fn region(&self, addr: u64) -> Option<(u64, u64)> {
+        let r = self.ranges.read().unwrap();
+        r.iter().copied().find(|&(s, e)| addr >= s && addr < e)
+    }
+
+    fn checks(&self) -> u8 {
+        if self.reference { CHECK_FAULT } else { 0 }
+    }
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A value with a fair share of the cases arithmetic gets wrong: zeros, ones,
+    /// extremes, small numbers, float specials (NaN, infinities, denormals,
+    /// negative zero) in both widths.
+    fn value(&mut self) -> u64 {
+        const SPECIAL: [u64; 16] = [
+            0,
+            1,
+            u64::MAX,
+            0x8000_0000,
+            0x7fff_ffff,
+            0xffff_ffff,
+            0x8000_0000_0000_0000,
+            0x7fc0_0000,           // f32 NaN
+            0x7f80_0000,           // f32 +inf
+            0xff80_0000,           // f32 -inf
+            0x0000_0001,           // f32 smallest denormal
+            0x8000_0000,           // f32 -0
+            0x3f80_0000,           // f32 1.0
+            0x7ff8_0000_0000_0000, // f64 NaN
+            0x0000_0000_0000_0001, // f64 denormal
+            0x3ff0_0000_0000_0000, // f64 1.0
+        ];
+        match self.next() % 8 {
+            0 => SPECIAL[(self.next() % 16) as usize],
+            1 => self.next() % 64,
+            2 => u64::from((self.next() as f32 * 1e-3).to_bits()) | (self.next() << 32),
+            3 => (self.next() as f64 / 7.0).to_bits(),
+            _ => self.next(),
+        }
+    }
+}
+
+const THREADS: usize = 200; // two blocks of 128, the second partly out of range
+
+/// The kernel `k(a, b, c, out, n)`: thread `i < n` loads `a[i]`, `b[i]`, `c[i]` (u64)
+/// as `%rd1..3` (and their low halves `%r1..3`, as f32 `%f1..3`, as f64 `%fd1..3`,
+/// predicates `%p1..3` = low bit set), runs `body` (which leaves its result in
+/// `%rd4`) and stores `%rd4` at `out[i]`. `shape`: 0 straight, 1 inside a branch
+/// taken by the threads whose `c` is odd (the others store `%rd4` = 0).
+fn kernel(body: &str, shape: u8) -> String {
+    let (pre, post) = match shape {
+        1 => ("mov.u64 %rd4, 0;\n@!%p3 bra SKIP;\n", "SKIP:\n"),
+        _ => ("", ""),
+    };
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po, .param .u32 pn)\n{{\n\
+         .reg .pred %p<8>;\n.reg .b16 %h<8>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<20>;\n.reg .f32 %f<16>;\n.reg .f64 %fd<16>;\n\
+         mov.u32 %r10, %tid.x;\nmov.u32 %r11, %ctaid.x;\nmov.u32 %r12, %ntid.x;\nmad.lo.u32 %r10, %r11, %r12, %r10;\n\
+         ld.param.u32 %r13, [pn];\nsetp.ge.u32 %p7, %r10, %r13;\n@%p7 bra DONE;\n\
+         mul.wide.u32 %rd10, %r10, 8;\n\
+         ld.param.u64 %rd11, [pa];\nadd.s64 %rd11, %rd11, %rd10;\nld.global.u64 %rd1, [%rd11];\n\
+         ld.param.u64 %rd12, [pb];\nadd.s64 %rd12, %rd12, %rd10;\nld.global.u64 %rd2, [%rd12];\n\
+         ld.param.u64 %rd13, [pc];\nadd.s64 %rd13, %rd13, %rd10;\nld.global.u64 %rd3, [%rd13];\n\
+         cvt.u32.u64 %r1, %rd1;\ncvt.u32.u64 %r2, %rd2;\ncvt.u32.u64 %r3, %rd3;\n\
+         mov.b32 %f1, %r1;\nmov.b32 %f2, %r2;\nmov.b32 %f3, %r3;\n\
+         mov.b64 %fd1, %rd1;\nmov.b64 %fd2, %rd2;\nmov.b64 %fd3, %rd3;\n\
+         and.b32 %r14, %r1, 1;\nsetp.ne.u32 %p1, %r14, 0;\nand.b32 %r14, %r2, 1;\nsetp.ne.u32 %p2, %r14, 0;\n\
+         and.b32 %r14, %r3, 1;\nsetp.ne.u32 %p3, %r14, 0;\n\
+         {pre}{body}\n{post}\
+         ld.param.u64 %rd14, [po];\nadd.s64 %rd14, %rd14, %rd10;\nst.global.u64 [%rd14], %rd4;\n\
+         DONE:\nret;\n}}\n"
+    )
+}
+
+/// Runs `ptx`'s kernel `k` over `THREADS` threads on inputs `ins` with one engine:
+/// the outputs.
+fn run(ptx: &str, ins: &[Vec<u64>; 3], reference: bool, block: u32) -> Vec<u64> {
+    let (m, _log) =
+        Module::load(ptx, &JitOptions::default()).unwrap_or_else(|e| panic!("{e:?} in:\n{ptx}"));
+    let k = m.kernel("k").unwrap();
+    assert!(k.lane_engine(), "not a lane-engine kernel:\n{ptx}");
+    let mut bufs: Vec<Vec<u64>> = ins.to_vec();
+    bufs.push(vec![0xdead_beef; THREADS]);
+    let dev = Dev {
+        ranges: RwLock::new(
+            bufs.iter()
+                .map(|b| (b.as_ptr() as u64, b.as_ptr() as u64 + 8 * b.len() as u64))
+                .collect(),
+        ),
+        reference,
+    };
+    let mut params = Vec::new();
+    for b in &bufs {
+        params.extend_from_slice(&(b.as_ptr() as u64).to_le_bytes());
+    }
+    params.extend_from_slice(&(THREADS as u32 - 7).to_le_bytes());
+    let blocks = (THREADS as u32).div_ceil(block);
+    let cfg = LaunchConfig {
+        grid: [blocks, 1, 1],
+        block: [block, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    launch(&m, k, &cfg, &params, &[], &dev).unwrap_or_else(|e| panic!("{e:?} in:\n{ptx}"));
+    bufs.pop().unwrap()
+}
+
+/// Both engines, the three shapes, two rounds of random inputs: equal outputs.
+#[track_caller]
+fn same(body: &str) {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ body.len() as u64);
+    for round in 0..2 {
+        for shape in [0, 1] {
+            for uniform in [false, true] {
+                let ins: [Vec<u64>; 3] = std::array::from_fn(|_| {
+                    if uniform {
+                        vec![rng.value(); THREADS]
+                    } else {
+                        (0..THREADS).map(|_| rng.value()).collect()
+                    }
+                });
+                let ptx = kernel(body, shape);
+                let lanes = run(&ptx, &ins, false, 128);
+                let reference = run(&ptx, &ins, true, 128);
+                if let Some(i) = (0..THREADS).find(|&i| lanes[i] != reference[i]) {
+                    panic!(
+                        "`{body}` (round {round}, shape {shape}, uniform {uniform}): thread {i} \
+                         got {:#x} on the lane engine, {:#x} on the reference, inputs {:#x} {:#x} {:#x}",
+                        lanes[i], reference[i], ins[0][i], ins[1][i], ins[2][i]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Each body leaves its result in `%rd4`.
+const INT: &[&str] = &[
+    "add.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "sub.s64 %rd4, %rd1, %rd2;",
+    "add.sat.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "mul.lo.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "mul.hi.u32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "mul.hi.s64 %rd4, %rd1, %rd2;",
+    "mul.wide.s32 %rd4, %r1, %r2;",
+    "mul24.lo.u32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "mad.lo.s32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "mad.wide.u32 %rd4, %r1, %r2, %rd3;",
+    "div.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "div.u64 %rd4, %rd1, %rd2;",
+    "rem.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "min.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "max.u64 %rd4, %rd1, %rd2;",
+    "and.b64 %rd4, %rd1, %rd2;",
+    "or.b32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "xor.b64 %rd4, %rd1, %rd2;",
+    "not.b32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "neg.s64 %rd4, %rd1;",
+    "abs.s32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "shl.b32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "shr.s32 %r4, %r1, %r2; cvt.u64.u32 %rd4, %r4;",
+    "shr.u64 %rd4, %rd1, %r2;",
+    "popc.b64 %r4, %rd1; cvt.u64.u32 %rd4, %r4;",
+    "clz.b32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "brev.b32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "bfind.u32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "bfe.s32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "bfi.b32 %r4, %r1, %r2, %r3, 5; cvt.u64.u32 %rd4, %r4;",
+    "prmt.b32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "shf.l.wrap.b32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "shf.r.clamp.b32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "lop3.b32 %r4, %r1, %r2, %r3, 0xe8; cvt.u64.u32 %rd4, %r4;",
+    "sad.u32 %r4, %r1, %r2, %r3; cvt.u64.u32 %rd4, %r4;",
+    "add.cc.u32 %r4, %r1, %r2; addc.u32 %r5, %r3, 0; cvt.u64.u32 %rd4, %r5;",
+    "mad.lo.cc.u32 %r4, %r1, %r2, %r3; madc.hi.u32 %r5, %r1, %r2, 0; cvt.u64.u32 %rd4, %r5;",
+    "setp.lt.s32 %p4, %r1, %r2; selp.u64 %rd4, %rd1, %rd2, %p4;",
+    "setp.hi.u64 %p4, %rd1, %rd2; setp.eq.and.u32 %p5, %r1, %r3, %p4; selp.u64 %rd4, 1, 2, %p5;",
+    "cvt.s64.s16 %rd4, %rd1;",
+    "cvt.u8.u32 %h1, %r1; cvt.u64.u16 %rd4, %h1;",
+    "cvt.sat.s8.s32 %r4, %r1; cvt.u64.u32 %rd4, %r4;",
+    "mov.b64 {%r4, %r5}, %rd1; add.u32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;",
+    "mov.b64 %rd4, {%r2, %r1};",
+];
+
+const FLOAT: &[&str] = &[
+    "add.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "sub.ftz.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "mul.rz.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "mul.sat.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "div.rn.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "div.approx.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "fma.rn.f32 %f4, %f1, %f2, %f3; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "fma.rm.ftz.f32 %f4, %f1, %f2, %f3; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "min.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "max.f64 %fd4, %fd1, %fd2; mov.b64 %rd4, %fd4;",
+    "add.f64 %fd4, %fd1, %fd2; mov.b64 %rd4, %fd4;",
+    "mul.rp.f64 %fd4, %fd1, %fd2; mov.b64 %rd4, %fd4;",
+    "fma.rn.f64 %fd4, %fd1, %fd2, %fd3; mov.b64 %rd4, %fd4;",
+    "div.rn.f64 %fd4, %fd1, %fd2; mov.b64 %rd4, %fd4;",
+    "sqrt.rn.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "sqrt.rn.f64 %fd4, %fd1; mov.b64 %rd4, %fd4;",
+    "rcp.rn.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "rsqrt.approx.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "sin.approx.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "ex2.approx.ftz.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "lg2.approx.f32 %f4, %f1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "neg.f32 %f4, %f1; abs.f32 %f5, %f2; add.f32 %f4, %f4, %f5; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "copysign.f32 %f4, %f1, %f2; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "testp.normal.f32 %p4, %f1; selp.u64 %rd4, 7, 9, %p4;",
+    "setp.gtu.f32 %p4, %f1, %f2; selp.u64 %rd4, 1, 0, %p4;",
+    "setp.nan.f64 %p4, %fd1, %fd2; selp.u64 %rd4, 1, 0, %p4;",
+    "cvt.rni.s32.f32 %r4, %f1; cvt.u64.u32 %rd4, %r4;",
+    "cvt.rzi.sat.u32.f64 %r4, %fd1; cvt.u64.u32 %rd4, %r4;",
+    "cvt.rn.f32.s64 %f4, %rd1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "cvt.rn.f32.f64 %f4, %fd1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+    "cvt.f64.f32 %fd4, %f1; mov.b64 %rd4, %fd4;",
+    "cvt.rn.f16.f32 %h1, %f1; cvt.f32.f16 %f4, %h1; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+];
+
+#[test]
+fn integer_instructions_match_the_reference() {
+    for body in INT {
+        same(body);
+    }
+}
+
+#[test]
+fn float_instructions_match_the_reference() {
+    for body in FLOAT {
+        same(body);
+    }
+}
+
+#[test]
+fn control_flow_matches_the_reference() {
+    for body in [
+        // A loop whose trip count differs from thread to thread.
+        "and.b32 %r4, %r1, 31; mov.u64 %rd4, 0;\nLOOP:\nsetp.eq.u32 %p4, %r4, 0;\n@%p4 bra OUT;\n\
+         add.u64 %rd4, %rd4, %rd2; sub.u32 %r4, %r4, 1; bra LOOP;\nOUT:",
+        // Nested divergence: if / else inside if.
+        "mov.u64 %rd4, 5;\n@!%p1 bra ELSE;\n@%p2 bra INNER;\nadd.u64 %rd4, %rd1, 1;\nbra END;\n\
+         INNER:\nadd.u64 %rd4, %rd2, 2;\nbra END;\nELSE:\nmul.lo.u64 %rd4, %rd3, 3;\nEND:",
+        // Guarded operations and a guarded early exit (the survivors store).
+        "mov.u64 %rd4, %rd1;\n@%p1 add.u64 %rd4, %rd4, %rd2;\n@!%p2 xor.b64 %rd4, %rd4, %rd3;",
+        // Predicated stores into the output only (the others keep 0).
+        "selp.u64 %rd4, %rd1, %rd2, %p2;",
+    ] {
+        same(body);
+    }
+}
+
+/// Barriers, shared memory, atomics and early exits, over whole blocks: a block
+/// sums its threads' values through shared memory (tree reduction with
+/// `bar.sync`), counts odd values with a shared atomic, and a global atomic adds
+/// each block's sum; threads past `n` exit before the first barrier.
+#[test]
+fn barriers_shared_memory_and_atomics_match_the_reference() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po, .param .u32 pn)\n{\n\
+        .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n\
+        .shared .align 8 .b8 sums[1024];\n.shared .align 4 .b8 odd[4];\n\
+        mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r4, %r2, %r3, %r1;\n\
+        ld.param.u32 %r5, [pn];\nsetp.ge.u32 %p1, %r4, %r5;\n@%p1 exit;\n\
+        setp.eq.u32 %p2, %r1, 0;\n@%p2 st.shared.u32 [odd], 0;\nbar.sync 0;\n\
+        mul.wide.u32 %rd1, %r4, 8;\nld.param.u64 %rd2, [pa];\nadd.s64 %rd2, %rd2, %rd1;\nld.global.u64 %rd3, [%rd2];\n\
+        mul.wide.u32 %rd4, %r1, 8;\nmov.u64 %rd5, sums;\nadd.s64 %rd5, %rd5, %rd4;\nst.shared.u64 [%rd5], %rd3;\n\
+        cvt.u32.u64 %r6, %rd3;\nand.b32 %r6, %r6, 1;\natom.shared.add.u32 %r7, [odd], %r6;\nbar.sync 0;\n\
+        mov.u32 %r8, 64;\n\
+        RED:\nsetp.lt.u32 %p3, %r1, %r8;\n@!%p3 bra SKIP;\nadd.u32 %r9, %r1, %r8;\nsetp.ge.u32 %p3, %r9, %r3;\n@%p3 bra SKIP;\n\
+        mul.wide.u32 %rd6, %r9, 8;\nmov.u64 %rd7, sums;\nadd.s64 %rd7, %rd7, %rd6;\nld.shared.u64 %rd8, [%rd7];\n\
+        ld.shared.u64 %rd9, [%rd5];\nadd.u64 %rd9, %rd9, %rd8;\nst.shared.u64 [%rd5], %rd9;\n\
+        SKIP:\nbar.sync 0;\nshr.u32 %r8, %r8, 1;\nsetp.ne.u32 %p3, %r8, 0;\n@%p3 bra RED;\n\
+        ld.param.u64 %rd10, [po];\n@!%p2 bra OUT;\nld.shared.u64 %rd11, [sums];\natom.global.add.u64 %rd12, [%rd10], %rd11;\n\
+        ld.shared.u32 %r10, [odd];\ncvt.u64.u32 %rd13, %r10;\nmul.wide.u32 %rd14, %r2, 8;\nadd.s64 %rd14, %rd10, %rd14;\n\
+        atom.global.add.u64 %rd12, [%rd14+8], %rd13;\n\
+        OUT:\nret;\n}\n";
+    let mut rng = Rng(42);
+    for round in 0..3 {
+        let ins: [Vec<u64>; 3] =
+            std::array::from_fn(|_| (0..THREADS).map(|_| rng.next() >> 8).collect());
+        let lanes = run(ptx, &ins, false, 128);
+        let reference = run(ptx, &ins, true, 128);
+        assert_eq!(lanes, reference, "round {round}");
+        let n = THREADS - 7;
+        let total: u64 = ins[0][..n]
+            .iter()
+            .fold(0xdead_beef_u64, |s, &v| s.wrapping_add(v));
+        assert_eq!(lanes[0], total, "the sum of every thread's value");
+    }
+}
