@@ -123,6 +123,14 @@ pub fn allow_conditional_children(allowed: bool) {
     crate::api::graph::CONDITIONAL_CHILDREN.store(allowed, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Runs eligible kernels on the lane engine (all the threads of a block together,
+/// the default) or, with `false`, every kernel on the reference interpreter (one
+/// thread at a time), as `SOFTCUDA_ENGINE=reference` does (which this overrides).
+/// Process-wide; for comparing the two and for bisecting a suspected engine bug.
+pub fn set_lane_engine(on: bool) {
+    crate::ptx::set_lane_engine(on);
+}
+
 /// Turns softcuda's sanitizer on or off, as `SOFTCUDA_SANITIZE` does (which this
 /// overrides): `"memcheck"`, `"memcheck,initcheck"`, `"all"`, or `""`/`"none"` for
 /// off. An unknown tool name is an error naming it, and changes nothing.

@@ -57,6 +57,7 @@ mod log;
 mod parse;
 mod printf;
 
+pub use exec::lanes::{enabled as lane_engine_enabled, set_enabled as set_lane_engine};
 pub use exec::{
     MAX_CLUSTER, MAX_STACK, check_cluster, check_launch, launch, launch_ex, resident_bytes,
     resident_limit, set_resident_limit,

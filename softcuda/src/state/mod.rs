@@ -363,6 +363,17 @@ impl crate::ptx::DeviceMemory for KernelMemory {
         find_alloc(&memory(), addr, len).is_some_and(|(_, a)| self.reaches(&a))
     }
 
+    /// The reachable allocation holding `addr`. The interpreter keeps a few for the
+    /// launch: an allocation freed while the kernel runs stays allocated until the
+    /// launch ends (`crate::devmem`), so an access through a kept range never
+    /// reaches unmapped memory — it may reach the freed allocation's bytes, as a
+    /// kernel racing a free may on a GPU.
+    fn region(&self, addr: u64) -> Option<(u64, u64)> {
+        find_alloc(&memory(), addr, 1)
+            .filter(|(_, a)| self.reaches(a))
+            .map(|(base, a)| (base, base + a.size))
+    }
+
     fn set_conditional(&self, handle: u64, value: u32) -> bool {
         crate::graph::cond::set(handle, value)
     }

@@ -24,6 +24,29 @@
 
 use super::*;
 
+/// Whether eligible kernels run on the lane engine (`SOFTCUDA_ENGINE=reference`,
+/// or [`set_enabled`], turns it off: every launch then runs one thread at a time).
+static ENABLED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(UNSET);
+const UNSET: u8 = 2;
+
+/// Whether the lane engine runs eligible kernels (reads `SOFTCUDA_ENGINE` once).
+pub fn enabled() -> bool {
+    match ENABLED.load(Ordering::Relaxed) {
+        UNSET => {
+            let on = std::env::var("SOFTCUDA_ENGINE").map_or(true, |v| v != "reference");
+            ENABLED.store(u8::from(on), Ordering::Relaxed);
+            on
+        }
+        v => v == 1,
+    }
+}
+
+/// Turns the lane engine on or off for every later launch (overrides
+/// `SOFTCUDA_ENGINE`): off, every kernel runs on the reference interpreter.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(u8::from(on), Ordering::Relaxed);
+}
+
 const RUN: u8 = 0;
 const BAR: u8 = 1;
 const EXIT: u8 = 2;
@@ -145,14 +168,6 @@ impl Group<'_> {
             Group::Some(v) => v.iter().for_each(|&l| f(l as usize)),
         }
     }
-
-    #[inline(always)]
-    fn try_each<E>(self, mut f: impl FnMut(usize) -> Result<(), E>) -> Result<(), E> {
-        match self {
-            Group::All(n) => (0..n).try_for_each(f),
-            Group::Some(v) => v.iter().try_for_each(|&l| f(l as usize)),
-        }
-    }
 }
 
 /// What the group does next.
@@ -204,11 +219,30 @@ pub(super) fn run_block(
     let mut ahead = 0u32;
     let mut act = std::mem::take(&mut s.act);
     let mut guarded = std::mem::take(&mut s.guarded);
+    // Diverged: the group runs on without a new scan of the lanes (`keep`: its
+    // operation) while it stays behind every other runnable lane (`other_min`).
+    let mut keep: Option<u32> = None;
+    let mut other_min = u32::MAX;
     let result = loop {
         // The group: its operation, its lanes.
         let pc = if conv {
             cpc
+        } else if let Some(p) = keep {
+            p
         } else {
+            // Converged again: every live lane runnable, at one operation.
+            let mut pcs = (0..n).filter(|&l| s.state[l] != EXIT);
+            let first = pcs.next().map(|l| (s.state[l], s.pc[l]));
+            if let Some((RUN, p)) = first
+                && pcs.all(|l| s.state[l] == RUN && s.pc[l] == p)
+            {
+                conv = true;
+                cpc = p;
+                all = live == n;
+                act.clear();
+                act.extend((0..n as u32).filter(|&l| s.state[l as usize] == RUN));
+                continue;
+            }
             let pick = if ahead > 0 {
                 ahead -= 1;
                 (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]).max()
@@ -222,8 +256,14 @@ pub(super) fn run_block(
             act.extend(
                 (0..n as u32).filter(|&l| s.state[l as usize] == RUN && s.pc[l as usize] == pc),
             );
+            other_min = (0..n)
+                .filter(|&l| s.state[l] == RUN && s.pc[l] != pc)
+                .map(|l| s.pc[l])
+                .min()
+                .unwrap_or(u32::MAX);
             pc
         };
+        keep = None;
         let group = if conv && all {
             Group::All(n)
         } else {
@@ -245,6 +285,7 @@ pub(super) fn run_block(
                     for &l in &act {
                         s.pc[l as usize] += 1;
                     }
+                    keep = (pc + 1 < other_min).then_some(pc + 1);
                 }
                 continue;
             }
@@ -303,6 +344,7 @@ pub(super) fn run_block(
                     for &l in &act {
                         s.pc[l as usize] += 1;
                     }
+                    keep = (pc + 1 < other_min).then_some(pc + 1);
                 }
             }
             Flow::Jump(target) => {
@@ -387,21 +429,8 @@ pub(super) fn run_block(
                 }
             }
         }
-        if !conv {
-            // Converged again: every live lane runs at one operation.
-            let mut pcs = (0..n).filter(|&l| s.state[l] != EXIT);
-            let first = pcs.next().map(|l| (s.state[l], s.pc[l]));
-            if let Some((RUN, p)) = first
-                && pcs.all(|l| s.state[l] == RUN && s.pc[l] == p)
-            {
-                conv = true;
-                cpc = p;
-                all = live == n;
-                act.clear();
-                act.extend((0..n as u32).filter(|&l| s.state[l as usize] == RUN));
-            } else if !s.state.contains(&RUN) {
-                break Ok(());
-            }
+        if !conv && keep.is_none() && !s.state.contains(&RUN) {
+            break Ok(());
         }
     };
     s.act = act;
@@ -582,11 +611,23 @@ fn step(
             regs[$x as usize * n + $l]
         };
     }
+    // The body, for every lane of the group: loops written out, not a closure
+    // called per lane.
     macro_rules! lanes {
         (|$l:ident| $body:expr) => {
-            group.each(|$l| {
-                $body;
-            })
+            match group {
+                Group::All(k) => {
+                    for $l in 0..k {
+                        $body;
+                    }
+                }
+                Group::Some(v) => {
+                    for &li in v {
+                        let $l = li as usize;
+                        $body;
+                    }
+                }
+            }
         };
     }
     match &inst.op {
@@ -611,6 +652,10 @@ fn step(
                 let v = special(cx, &t, sr);
                 lanes!(|l| r!(d, l) = v);
             } else {
+                if let (Sreg::Tid(0), true) = (sr, bx == cx.nthreads) {
+                    lanes!(|l| r!(d, l) = l as u64);
+                    return Ok(Flow::Next);
+                }
                 lanes!(|l| {
                     let i = l as u32;
                     t.tid = [i % bx, (i / bx) % by, i / (bx * by)];
@@ -660,13 +705,51 @@ fn step(
             }
         }),
         &Op::Int { op, ty, d, a, b } => {
-            let carry = &mut s.carry;
-            lanes!(|l| r!(d, l) = arith::int_bin(op, ty, r!(a, l), r!(b, l), &mut carry[l]));
+            // The common ones written out (each exactly `arith::int_bin`'s result:
+            // `tests/lane_engine.rs` compares), the rest through it.
+            macro_rules! bin {
+                (|$x:ident, $y:ident| $e:expr) => {
+                    lanes!(|l| r!(d, l) = {
+                        let ($x, $y) = (r!(a, l), r!(b, l));
+                        $e
+                    })
+                };
+            }
+            const M32: u64 = 0xffff_ffff;
+            match (op, ty.bits, ty.signed) {
+                (IntOp::Add, 32, _) => bin!(|x, y| x.wrapping_add(y) & M32),
+                (IntOp::Add, 64, _) => bin!(|x, y| x.wrapping_add(y)),
+                (IntOp::Sub, 32, _) => bin!(|x, y| x.wrapping_sub(y) & M32),
+                (IntOp::Sub, 64, _) => bin!(|x, y| x.wrapping_sub(y)),
+                (IntOp::MulLo, 32, _) => bin!(|x, y| x.wrapping_mul(y) & M32),
+                (IntOp::MulLo, 64, _) => bin!(|x, y| x.wrapping_mul(y)),
+                (IntOp::MulWide, 32, false) => bin!(|x, y| (x & M32) * (y & M32)),
+                (IntOp::MulWide, 32, true) => {
+                    bin!(|x, y| (i64::from(x as i32) * i64::from(y as i32)) as u64)
+                }
+                (IntOp::And, 32, _) => bin!(|x, y| x & y & M32),
+                (IntOp::And, 64, _) => bin!(|x, y| x & y),
+                (IntOp::Or, 64, _) => bin!(|x, y| x | y),
+                (IntOp::Shl, 64, _) => bin!(|x, y| {
+                    let k = y & M32;
+                    if k >= 64 { 0 } else { x << k }
+                }),
+                _ => {
+                    let carry = &mut s.carry;
+                    lanes!(|l| r!(d, l) = arith::int_bin(op, ty, r!(a, l), r!(b, l), &mut carry[l]));
+                }
+            }
         }
         &Op::IntUn { op, ty, d, a } => lanes!(|l| r!(d, l) = arith::int_un(op, ty, r!(a, l))),
-        &Op::Int3 { op, ty, d, a, b, c } => {
-            lanes!(|l| r!(d, l) = arith::int3(op, ty, r!(a, l), r!(b, l), r!(c, l)));
-        }
+        &Op::Int3 { op, ty, d, a, b, c } => match (op, ty.bits) {
+            (Int3Op::MadLo, 32) => lanes!(|l| {
+                r!(d, l) = r!(a, l).wrapping_mul(r!(b, l)).wrapping_add(r!(c, l)) & 0xffff_ffff
+            }),
+            (Int3Op::MadLo, 64) => {
+                lanes!(|l| r!(d, l) = r!(a, l).wrapping_mul(r!(b, l)).wrapping_add(r!(c, l)));
+            }
+            _ => lanes!(|l| r!(d, l) = arith::int3(op, ty, r!(a, l), r!(b, l), r!(c, l))),
+        },
         &Op::Bfi {
             bits,
             d,
@@ -699,7 +782,32 @@ fn step(
             d,
             a,
             b,
-        } => lanes!(|l| r!(d, l) = arith::float_bin(op, f64, ftz, sat, r!(a, l), r!(b, l))),
+        } => {
+            // f32 add, sub, mul without `.ftz`/`.sat`: the result, NaN made canonical
+            // (`arith::out32`); f64 ones as they are.
+            macro_rules! f32op {
+                ($op:tt) => {
+                    lanes!(|l| r!(d, l) = {
+                        let v = f32::from_bits(r!(a, l) as u32) $op f32::from_bits(r!(b, l) as u32);
+                        if v.is_nan() { 0x7fff_ffff } else { u64::from(v.to_bits()) }
+                    })
+                };
+            }
+            macro_rules! f64op {
+                ($op:tt) => {
+                    lanes!(|l| r!(d, l) = (f64::from_bits(r!(a, l)) $op f64::from_bits(r!(b, l))).to_bits())
+                };
+            }
+            match (op, f64, ftz || sat) {
+                (FOp::Add, false, false) => f32op!(+),
+                (FOp::Sub, false, false) => f32op!(-),
+                (FOp::Mul, false, false) => f32op!(*),
+                (FOp::Add, true, false) => f64op!(+),
+                (FOp::Sub, true, false) => f64op!(-),
+                (FOp::Mul, true, false) => f64op!(*),
+                _ => lanes!(|l| r!(d, l) = arith::float_bin(op, f64, ftz, sat, r!(a, l), r!(b, l))),
+            }
+        }
         &Op::FloatUn {
             op,
             f64,
@@ -716,7 +824,23 @@ fn step(
             a,
             b,
             c,
-        } => lanes!(|l| r!(d, l) = arith::fma(f64, ftz, sat, r!(a, l), r!(b, l), r!(c, l))),
+        } => match (f64, ftz || sat) {
+            (false, false) => lanes!(|l| r!(d, l) = {
+                let v = f32::from_bits(r!(a, l) as u32).mul_add(
+                    f32::from_bits(r!(b, l) as u32),
+                    f32::from_bits(r!(c, l) as u32),
+                );
+                if v.is_nan() {
+                    0x7fff_ffff
+                } else {
+                    u64::from(v.to_bits())
+                }
+            }),
+            (true, false) => lanes!(|l| r!(d, l) = f64::from_bits(r!(a, l))
+                .mul_add(f64::from_bits(r!(b, l)), f64::from_bits(r!(c, l)))
+                .to_bits()),
+            _ => lanes!(|l| r!(d, l) = arith::fma(f64, ftz, sat, r!(a, l), r!(b, l), r!(c, l))),
+        },
         &Op::FloatDir {
             op,
             f64,
@@ -755,6 +879,40 @@ fn step(
         }
         &Op::Testp { t: tp, f64, d, a } => {
             lanes!(|l| r!(d, l) = u64::from(arith::testp(tp, f64, r!(a, l))));
+        }
+        &Op::Setp {
+            cmp,
+            ty,
+            ftz,
+            bop,
+            p,
+            q,
+            a,
+            b,
+            c: _,
+        } if bop == BoolOp::None && q == NO_REG && !ty.is_float() && ty.bits() == 32 => {
+            // 32-bit integer compares into one predicate.
+            macro_rules! cmp {
+                (|$x:ident, $y:ident| $e:expr) => {
+                    lanes!(|l| r!(p, l) = {
+                        let ($x, $y) = (r!(a, l), r!(b, l));
+                        u64::from($e)
+                    })
+                };
+            }
+            match (cmp, ty.is_signed()) {
+                (Cmp::Eq, _) => cmp!(|x, y| x as u32 == y as u32),
+                (Cmp::Ne, _) => cmp!(|x, y| x as u32 != y as u32),
+                (Cmp::Lt, true) => cmp!(|x, y| (x as i32) < (y as i32)),
+                (Cmp::Ge, true) => cmp!(|x, y| (x as i32) >= (y as i32)),
+                (Cmp::Lt | Cmp::Lo, false) => cmp!(|x, y| (x as u32) < (y as u32)),
+                (Cmp::Ge | Cmp::Hs, false) => cmp!(|x, y| (x as u32) >= (y as u32)),
+                (Cmp::Gt | Cmp::Hi, false) => cmp!(|x, y| (x as u32) > (y as u32)),
+                (Cmp::Le | Cmp::Ls, false) => cmp!(|x, y| (x as u32) <= (y as u32)),
+                _ => lanes!(
+                    |l| r!(p, l) = u64::from(arith::compare(cmp, ty, ftz, r!(a, l), r!(b, l)))
+                ),
+            }
         }
         &Op::Setp {
             cmp,
@@ -854,14 +1012,22 @@ fn step(
             let shared = &s.shared;
             let hot = &mut s.hot;
             let global = matches!(space, MemSpace::Global | MemSpace::Generic);
-            group.try_each(|l| {
+            let sh = *space == MemSpace::Shared;
+            lanes!(|l| {
                 let addr = addr_of(cx, regs, n, l, a);
                 if global && fast(*hot, addr, len) {
                     for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
                         let v = host_read(addr + u64::from(j as u32 * size), size);
                         r!(x, l) = extend(v, *ty, *dbits);
                     }
-                    return Ok(());
+                    continue;
+                }
+                if sh && fast((0, shared.len() as u64), addr, len) {
+                    for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
+                        let v = rd(shared, addr as usize + (j as u32 * size) as usize, size);
+                        r!(x, l) = extend(v, *ty, *dbits);
+                    }
+                    continue;
                 }
                 let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
                 if let Loc::Host(h) = loc
@@ -873,8 +1039,7 @@ fn step(
                     let v = read(cx, loc, &[], shared, &[], j as u32 * size, size);
                     r!(x, l) = extend(v, *ty, *dbits);
                 }
-                Ok(())
-            })?;
+            });
         }
         Op::St {
             space,
@@ -888,13 +1053,25 @@ fn step(
             let shared = &mut s.shared;
             let hot = &mut s.hot;
             let global = matches!(space, MemSpace::Global | MemSpace::Generic);
-            group.try_each(|l| {
+            let sh = *space == MemSpace::Shared;
+            lanes!(|l| {
                 let addr = addr_of(cx, regs, n, l, a);
                 if global && fast(*hot, addr, len) {
                     for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
                         host_write(addr + u64::from(j as u32 * size), size, r!(x, l));
                     }
-                    return Ok(());
+                    continue;
+                }
+                if sh && fast((0, shared.len() as u64), addr, len) {
+                    for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
+                        wr(
+                            shared,
+                            addr as usize + (j as u32 * size) as usize,
+                            size,
+                            r!(x, l),
+                        );
+                    }
+                    continue;
                 }
                 let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
                 if let Loc::Host(h) = loc
@@ -916,8 +1093,7 @@ fn step(
                         }
                     }
                 }
-                Ok(())
-            })?;
+            });
         }
         Op::Atom {
             space,
@@ -930,8 +1106,19 @@ fn step(
         } => {
             let size = ty.bytes();
             let shared = &mut s.shared;
-            group.try_each(|l| {
+            let sh = *space == MemSpace::Shared;
+            lanes!(|l| {
                 let addr = addr_of(cx, regs, n, l, a);
+                if sh && fast((0, shared.len() as u64), addr, size) {
+                    let o = addr as usize;
+                    let old = rd(shared, o, size);
+                    let cv = if *c == NO_REG { 0 } else { r!(*c, l) };
+                    wr(shared, o, size, atom_apply(*op, *ty, old, r!(*b, l), cv));
+                    if *d != NO_REG {
+                        r!(*d, l) = old;
+                    }
+                    continue;
+                }
                 let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, size)?;
                 let bv = r!(*b, l);
                 let cv = if *c == NO_REG { 0 } else { r!(*c, l) };
@@ -952,8 +1139,7 @@ fn step(
                 if *d != NO_REG {
                     r!(*d, l) = old;
                 }
-                Ok(())
-            })?;
+            });
         }
         &Op::Bra { target } => return Ok(Flow::Jump(target)),
         Op::Ret | Op::Exit => {

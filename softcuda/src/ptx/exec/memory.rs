@@ -169,19 +169,44 @@ pub(super) fn peer(
 
 #[inline(always)]
 pub(super) fn rd(s: &[u8], off: usize, size: u32) -> u64 {
-    let mut b = [0u8; 8];
-    let n = size as usize;
-    if let Some(src) = s.get(off..off + n) {
-        b[..n].copy_from_slice(src);
+    // Fixed sizes, so that no call to `memcpy` is made per access.
+    fn get<const N: usize>(s: &[u8], off: usize) -> Option<[u8; N]> {
+        s.get(off..off + N)?.try_into().ok()
     }
-    u64::from_le_bytes(b)
+    match size {
+        1 => s.get(off).map_or(0, |&b| u64::from(b)),
+        2 => get::<2>(s, off).map_or(0, |b| u64::from(u16::from_le_bytes(b))),
+        4 => get::<4>(s, off).map_or(0, |b| u64::from(u32::from_le_bytes(b))),
+        8 => get::<8>(s, off).map_or(0, u64::from_le_bytes),
+        _ => {
+            let mut b = [0u8; 8];
+            let n = (size as usize).min(8);
+            if let Some(src) = s.get(off..off + n) {
+                b[..n].copy_from_slice(src);
+            }
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
 #[inline(always)]
 pub(super) fn wr(s: &mut [u8], off: usize, size: u32, v: u64) {
-    let n = size as usize;
-    if let Some(dst) = s.get_mut(off..off + n) {
-        dst.copy_from_slice(&v.to_le_bytes()[..n]);
+    fn put<const N: usize>(s: &mut [u8], off: usize, b: [u8; N]) {
+        if let Some(d) = s.get_mut(off..off + N) {
+            d.copy_from_slice(&b);
+        }
+    }
+    match size {
+        1 => put(s, off, [v as u8]),
+        2 => put(s, off, (v as u16).to_le_bytes()),
+        4 => put(s, off, (v as u32).to_le_bytes()),
+        8 => put(s, off, v.to_le_bytes()),
+        _ => {
+            let n = (size as usize).min(8);
+            if let Some(dst) = s.get_mut(off..off + n) {
+                dst.copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+        }
     }
 }
 

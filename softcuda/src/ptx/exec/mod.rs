@@ -31,8 +31,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use super::arith::{self, atom_apply, mask, sext};
 use super::ir::{
-    Addr, AtomOp, BarKind, BoolOp, Func, Inst, IntOp, MemSpace, NO_REG, Op, Program, Reg, ShflMode,
-    Sreg, Ty, VoteMode,
+    Addr, AtomOp, BarKind, BoolOp, Cmp, FOp, Func, Inst, Int3Op, IntOp, MemSpace, NO_REG, Op,
+    Program, Reg, ShflMode, Sreg, Ty, VoteMode,
 };
 use super::printf;
 use super::{
@@ -461,7 +461,7 @@ fn run_grid(
     if ex.cooperative || cx.explicit_cluster {
         return run_interleaved(cx, func, cache, ex.cooperative);
     }
-    if cx.kernel.lanes && cx.checks == 0 {
+    if cx.kernel.lanes && cx.checks == 0 && lanes::enabled() {
         return lanes::run_grid(cx, func, cache);
     }
     let mut scratch = SCRATCH.with(|c| c.take()).unwrap_or_default();
