@@ -190,6 +190,18 @@ w("")
 w(f"vector_add of 1M floats: softcuda {ns(va)}, a plain Rust loop {ns(rl)}: "
   f"softcuda is {va / rl:.0f}× slower." if va and rl else "")
 w("")
+w("Kernels with shared memory, barriers, atomics and shuffles (`softcuda_kernels/*`),")
+w("each on softcuda's lane engine, on its reference interpreter (`SOFTCUDA_ENGINE=reference`)")
+w("and in plain Rust on one core, side by side in this run:")
+w("")
+w("| kernel | lane engine | reference | reference / lanes | plain Rust | lanes / Rust |")
+w("|---|---|---|---|---|---|")
+for k in sorted({x.split("/")[1] for x in med if x.startswith("softcuda_kernels/")}):
+    la, re_, ru = (med.get(f"softcuda_kernels/{k}/{e}") for e in ("lanes", "reference", "rust"))
+    r1 = f"{re_ / la:.1f}×" if la and re_ else "—"
+    r2 = f"{la / ru:.0f}×" if la and ru else "—"
+    w(f"| {k} | {ns(la)} | {ns(re_)} | {r1} | {ns(ru)} | {r2} |")
+w("")
 w("## Cold build")
 w("")
 bt = (target / "bench-build-time.txt")
