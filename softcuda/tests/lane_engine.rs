@@ -113,6 +113,16 @@ fn kernel(body: &str, shape: u8) -> String {
 /// Runs `ptx`'s kernel `k` over `THREADS` threads on inputs `ins` with one engine:
 /// the outputs.
 fn run(ptx: &str, ins: &[Vec<u64>; 3], reference: bool, block: u32) -> Vec<u64> {
+    try_run(ptx, ins, reference, block).unwrap_or_else(|e| panic!("{e} in:\n{ptx}"))
+}
+
+/// [`run`], with the launch's error as text.
+fn try_run(
+    ptx: &str,
+    ins: &[Vec<u64>; 3],
+    reference: bool,
+    block: u32,
+) -> Result<Vec<u64>, String> {
     let (m, _log) =
         Module::load(ptx, &JitOptions::default()).unwrap_or_else(|e| panic!("{e:?} in:\n{ptx}"));
     let k = m.kernel("k").unwrap();
@@ -138,8 +148,18 @@ fn run(ptx: &str, ins: &[Vec<u64>; 3], reference: bool, block: u32) -> Vec<u64> 
         block: [block, 1, 1],
         dynamic_shared_bytes: 0,
     };
-    launch(&m, k, &cfg, &params, &[], &dev).unwrap_or_else(|e| panic!("{e:?} in:\n{ptx}"));
-    bufs.pop().unwrap()
+    launch(&m, k, &cfg, &params, &[], &dev).map_err(|e| format!("{e:?}"))?;
+    Ok(bufs.pop().unwrap())
+}
+
+/// A kernel `k(pa, pb, pc, po, pn)` with `body` (registers `%p`, `%r`, `%rd`
+/// declared; `.shared` declarations in `shared`).
+fn entry(shared: &str, body: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 po, .param .u32 pn)\n{{\n\
+         .reg .pred %p<8>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n{shared}\n{body}\n}}\n"
+    )
 }
 
 /// Both engines, the three shapes, two rounds of random inputs: equal outputs.
@@ -324,4 +344,60 @@ fn barriers_shared_memory_and_atomics_match_the_reference() {
             .fold(0xdead_beef_u64, |s, &v| s.wrapping_add(v));
         assert_eq!(lanes[0], total, "the sum of every thread's value");
     }
+}
+
+/// Review findings, each a case the two engines once disagreed on.
+#[test]
+fn threads_that_return_before_a_barrier_do_not_strand_the_others() {
+    // `if (tid >= 20) return; __syncthreads(); out[i] = 7;` with the return as a
+    // branch to the final `ret`: the last runnable threads exit while the others
+    // wait at the barrier.
+    let ptx = entry(
+        "",
+        "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r4, %r2, %r3, %r1;\n\
+         setp.ge.u32 %p1, %r1, 20;\n@%p1 bra END;\nbar.sync 0;\n\
+         ld.param.u64 %rd1, [po];\nmul.wide.u32 %rd2, %r4, 8;\nadd.s64 %rd1, %rd1, %rd2;\nst.global.u64 [%rd1], 7;\n\
+         END:\nret;",
+    );
+    let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+    let lanes = run(&ptx, &ins, false, 128);
+    assert_eq!(lanes, run(&ptx, &ins, true, 128));
+    assert_eq!(
+        &lanes[..21],
+        &[[7; 20].as_slice(), &[0xdead_beef]].concat()[..]
+    );
+}
+
+#[test]
+fn a_producer_between_two_spinning_groups_runs() {
+    // Thread 1 writes a flag that threads 0, 2 and the rest spin on, from code before
+    // and after the producer's.
+    let ptx = entry(
+        ".shared .align 4 .b8 sh[4];",
+        "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 st.shared.u32 [sh], 0;\nbar.sync 0;\n\
+         setp.eq.u32 %p2, %r1, 1;\n@%p2 bra PROD;\nsetp.eq.u32 %p3, %r1, 2;\n@%p3 bra W2;\n\
+         W1:\nld.volatile.shared.u32 %r2, [sh];\nsetp.eq.u32 %p4, %r2, 0;\n@%p4 bra W1;\nbra DONE;\n\
+         PROD:\nst.volatile.shared.u32 [sh], 1;\nbra DONE;\n\
+         W2:\nld.volatile.shared.u32 %r3, [sh];\nsetp.eq.u32 %p5, %r3, 0;\n@%p5 bra W2;\n\
+         DONE:\nmov.u32 %r4, %ctaid.x;\nmov.u32 %r5, %ntid.x;\nmad.lo.u32 %r6, %r4, %r5, %r1;\n\
+         ld.param.u32 %r7, [pn];\nsetp.ge.u32 %p6, %r6, %r7;\n@%p6 bra END;\n\
+         ld.param.u64 %rd1, [po];\nmul.wide.u32 %rd2, %r6, 8;\nadd.s64 %rd1, %rd1, %rd2;\nst.global.u64 [%rd1], 1;\n\
+         END:\nret;",
+    );
+    let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+    let lanes = run(&ptx, &ins, false, 128);
+    assert_eq!(lanes, run(&ptx, &ins, true, 128));
+    assert!(lanes[..THREADS - 7].iter().all(|&v| v == 1));
+}
+
+#[test]
+fn an_access_past_a_small_shared_memory_is_refused_by_both() {
+    let ptx = entry(
+        ".shared .align 4 .b8 sh[4];",
+        "mov.u32 %r1, 0;\nld.shared.u64 %rd1, [%r1];\nst.shared.u64 [%r1], %rd1;\nret;",
+    );
+    let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+    let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
+    assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
+    assert!(lanes.contains("IllegalAddress"), "{lanes}");
 }

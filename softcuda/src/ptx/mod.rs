@@ -303,8 +303,10 @@ pub trait DeviceMemory: Sync {
 
     /// Told of a memory access that stops the launch (out of bounds, misaligned, a
     /// store to the parameters), before [`launch`] returns its error: the hook of
-    /// softcuda's sanitizer. Called only on that failure path, never per access.
-    /// The default does nothing.
+    /// softcuda's sanitizer. Called only on that failure path, never per access,
+    /// and only when [`DeviceMemory::checks`] includes [`CHECK_FAULT`] (which runs
+    /// the launch one thread at a time, so that the fault has a thread). The
+    /// default does nothing.
     fn fault(&self, fault: &Fault<'_>) {
         let _ = fault;
     }

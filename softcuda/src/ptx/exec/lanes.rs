@@ -20,7 +20,14 @@
 //! launched without a cluster or cooperation and with no sanitizer check asked for
 //! (a checked launch, and every other kernel, runs on the reference path, one
 //! thread at a time). Results are the reference's wherever PTX defines them;
-//! accesses racing without a barrier may see other values (as on a GPU).
+//! accesses racing without a barrier may see other values (as on a GPU). A
+//! faulting access stops the launch with the error of the first faulting thread
+//! (in thread order) at the earliest operation, where the reference reports thread
+//! 0's first fault after thread 0's earlier effects; [`DeviceMemory::fault`] is
+//! not called here (a memory that wants faults described asks for
+//! [`crate::ptx::CHECK_FAULT`], which selects the reference). A thread spinning on memory
+//! another thread of its block writes makes the engine run the other groups in
+//! turn, one operation each, for a while (`turn`).
 
 use super::*;
 
@@ -209,7 +216,13 @@ pub(super) fn run_block(
     s.bar.clear();
     s.bar.resize(n, 0);
     s.shared.clear();
-    s.shared.resize(cx.shared_bytes as usize, 0);
+    // As the reference sizes it (`init_block`).
+    let shared_len = if cx.reserved_len > 0 {
+        cx.reserved_smem + cx.reserved_len
+    } else {
+        cx.shared_bytes
+    };
+    s.shared.resize(shared_len as usize, 0);
     let mut live = n;
     // Converged: every live lane runs, at `cpc`.
     let mut conv = true;
@@ -217,6 +230,7 @@ pub(super) fn run_block(
     let mut all = true; // converged with no lane exited: the group is 0..n
     let mut spins = 0u32;
     let mut ahead = 0u32;
+    let mut turn = 0u32;
     let mut act = std::mem::take(&mut s.act);
     let mut guarded = std::mem::take(&mut s.guarded);
     // Diverged: the group runs on without a new scan of the lanes (`keep`: its
@@ -244,8 +258,17 @@ pub(super) fn run_block(
                 continue;
             }
             let pick = if ahead > 0 {
+                // Yielding: each group in turn, in operation order, from the one
+                // after the last picked (so a producer between two spinning groups
+                // runs too).
                 ahead -= 1;
-                (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]).max()
+                let runnable = || (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]);
+                let next = runnable()
+                    .filter(|&p| p > turn)
+                    .min()
+                    .or_else(|| runnable().min());
+                turn = next.unwrap_or(0);
+                next
             } else {
                 (0..n).filter(|&l| s.state[l] == RUN).map(|l| s.pc[l]).min()
             };
@@ -352,7 +375,8 @@ pub(super) fn run_block(
                     spins += 1;
                     if spins >= YIELD_AFTER {
                         spins = 0;
-                        ahead = 64;
+                        ahead = 256;
+                        turn = pc;
                     }
                 }
                 if conv && everyone {
@@ -399,6 +423,11 @@ pub(super) fn run_block(
                 }
                 act.retain(|&l| s.state[l as usize] != EXIT);
                 all = false;
+                // The last runnable lanes exited: those waiting at a barrier are all
+                // the live ones now (exited threads do not block barriers).
+                if let Err(e) = release(cx, s, n) {
+                    break Err(e);
+                }
             }
             Flow::Barrier(uniform) => {
                 if conv && everyone && uniform {
@@ -415,16 +444,8 @@ pub(super) fn run_block(
                     for &l in &waiting {
                         s.state[l as usize] = BAR;
                     }
-                    if !s.state.contains(&RUN) {
-                        // Every live lane waits: one barrier completes, two never do.
-                        let mut ids = (0..n).filter(|&l| s.state[l] == BAR).map(|l| s.bar[l]);
-                        let first = ids.next();
-                        if !ids.all(|b| Some(b) == first) {
-                            break Err(deadlock(cx, s, n));
-                        }
-                        for st in s.state.iter_mut().filter(|st| **st == BAR) {
-                            *st = RUN;
-                        }
+                    if let Err(e) = release(cx, s, n) {
+                        break Err(e);
                     }
                 }
             }
@@ -531,6 +552,23 @@ fn uniform_result(op: &Op) -> bool {
     )
 }
 
+/// When no lane can run and some wait at a barrier: releases them if they all wait
+/// at one barrier, else the block is deadlocked (two barriers never complete).
+fn release(cx: &Ctx, s: &mut Lanes, n: usize) -> Result<(), LaunchError> {
+    if s.state.contains(&RUN) {
+        return Ok(());
+    }
+    let mut ids = (0..n).filter(|&l| s.state[l] == BAR).map(|l| s.bar[l]);
+    let first = ids.next();
+    if !ids.all(|b| Some(b) == first) {
+        return Err(deadlock(cx, s, n));
+    }
+    for st in s.state.iter_mut().filter(|st| **st == BAR) {
+        *st = RUN;
+    }
+    Ok(())
+}
+
 /// The error of a block whose live lanes all wait at barriers that cannot complete
 /// (the reference's `deadlock`).
 fn deadlock(cx: &Ctx, s: &Lanes, n: usize) -> LaunchError {
@@ -567,7 +605,7 @@ fn diverge(s: &mut Lanes, act: &mut Vec<u32>, n: usize, all: bool, cpc: u32) {
 #[inline(always)]
 fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
     let len = u64::from(len);
-    addr >= hot.0 && addr <= hot.1.saturating_sub(len) && addr & (len - 1) == 0
+    addr >= hot.0 && addr.checked_add(len).is_some_and(|e| e <= hot.1) && addr & (len - 1) == 0
 }
 
 /// The value of `a` (an address operand) for lane `l`.
@@ -1189,6 +1227,8 @@ fn step(
 /// Threads a launch must have before its blocks are spread over host threads
 /// (below it, starting them costs more than it saves).
 const PARALLEL_FROM: u64 = 1 << 15;
+/// The most host threads one launch uses.
+const MAX_WORKERS: u64 = 16;
 
 thread_local! {
     static LANES: std::cell::Cell<Option<Box<Lanes>>> = const { std::cell::Cell::new(None) };
@@ -1206,7 +1246,7 @@ pub(super) fn run_grid(cx: &Ctx, f: &Func, cache: &mut RegionCache) -> Result<()
         static CORES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         let cores = *CORES
             .get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get() as u64));
-        cores.min(blocks).max(1)
+        cores.min(MAX_WORKERS).min(blocks).max(1)
     } else {
         1
     };
@@ -1219,21 +1259,27 @@ pub(super) fn run_grid(cx: &Ctx, f: &Func, cache: &mut RegionCache) -> Result<()
             .map(|w| {
                 let range = (w * per).min(blocks)..((w + 1) * per).min(blocks);
                 let own = cache.own;
-                sc.spawn(move || {
+                let work = range.clone();
+                let spawned = std::thread::Builder::new().spawn_scoped(sc, move || {
                     let mut cache = RegionCache::new();
                     cache.own = own;
-                    run_range(cx, f, &mut cache, range)
-                })
+                    run_range(cx, f, &mut cache, work)
+                });
+                // No thread to be had: this thread runs the range after its own.
+                spawned.map_err(|_| range)
             })
             .collect();
         let mut all = vec![run_range(cx, f, cache, 0..per.min(blocks))];
         for h in others {
-            all.push(h.join().unwrap_or_else(|_| {
-                Err((
-                    u64::MAX,
-                    LaunchError::IllegalInstruction("a lane engine worker panicked".into()),
-                ))
-            }));
+            all.push(match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err((
+                        u64::MAX,
+                        LaunchError::IllegalInstruction("a lane engine worker panicked".into()),
+                    ))
+                }),
+                Err(range) => run_range(cx, f, cache, range),
+            });
         }
         all
     });
