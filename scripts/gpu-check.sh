@@ -40,10 +40,13 @@ prepare() {
     echo "== prepare: release build of the GPU suite, the examples and the launch benchmark"
     local tests=()
     for t in "${SUITES[@]}"; do tests+=(--test "$t"); done
-    cargo test --release --locked --features gpu-tests --no-run --message-format=json \
+    # softcuda (linked into every binary, used only by the dry mode) optimised for
+    # size, so that the bundle fits the device machine's 64 MiB carry.
+    local small=(--config 'profile.release.package.softcuda.opt-level="s"')
+    cargo "${small[@]}" test --release --locked --features gpu-tests --no-run --message-format=json \
         "${tests[@]}" >"$json" || die "the GPU suite did not build"
-    cargo build --release --locked --examples --quiet || die "the examples did not build"
-    cargo bench --locked --bench launch --no-run --message-format=json >>"$json" ||
+    cargo "${small[@]}" build --release --locked --examples --quiet || die "the examples did not build"
+    cargo "${small[@]}" bench --locked --bench launch --no-run --message-format=json >>"$json" ||
         die "the launch benchmark did not build"
     rm -rf "$bundle"
     mkdir -p "$bundle/tests" "$bundle/examples" "$bundle/bench" "$bundle/lib" "$bundle/kernels" ||
