@@ -1,7 +1,7 @@
 //! A C program compiled by gcc against NVIDIA's cuda.h (the 12.9 wheel fetched by
 //! `scripts/fixtures.sh`) and linked with libsoftcuda.so runs unchanged.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn cuda_include() -> Option<PathBuf> {
@@ -51,6 +51,23 @@ fn compile(inc: &std::path::Path, name: &str) -> PathBuf {
     out
 }
 
+/// Runs `exe` on `ptx` with `args` and `SOFTCUDA_SANITIZE=tools`; it must exit
+/// successfully: its standard output and error.
+fn sanitized(exe: &Path, ptx: &Path, tools: &str, args: &[&str]) -> (String, String) {
+    let r = Command::new(exe)
+        .arg(ptx)
+        .args(args)
+        .env("SOFTCUDA_SANITIZE", tools)
+        .env_remove("SOFTCUDA_SANITIZE_LOG")
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{r:?}");
+    (
+        String::from_utf8_lossy(&r.stdout).into_owned(),
+        String::from_utf8_lossy(&r.stderr).into_owned(),
+    )
+}
+
 #[test]
 fn a_c_program_runs_on_libsoftcuda_unchanged() {
     let Some(inc) = cuda_include() else { return };
@@ -76,20 +93,7 @@ fn the_sanitizer_checks_a_c_program_through_libsoftcuda() {
     let Some(inc) = cuda_include() else { return };
     let exe = compile(&inc, "sanitize_oob");
     let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
-    let run = |args: &[&str]| {
-        let r = Command::new(&exe)
-            .arg(&ptx)
-            .args(args)
-            .env("SOFTCUDA_SANITIZE", "memcheck")
-            .env_remove("SOFTCUDA_SANITIZE_LOG")
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{r:?}");
-        (
-            String::from_utf8_lossy(&r.stdout).into_owned(),
-            String::from_utf8_lossy(&r.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| sanitized(&exe, &ptx, "memcheck", args);
     let (out, err) = run(&[]);
     // CUDA_ERROR_LAUNCH_FAILED (719): the access was reported and the launch stopped.
     assert!(out.contains("result: 719"), "{out}{err}");
@@ -113,20 +117,7 @@ fn the_sanitizer_finds_a_c_programs_race_between_streams() {
     let Some(inc) = cuda_include() else { return };
     let exe = compile(&inc, "sanitize_streams");
     let ptx = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/vector_add.ptx");
-    let run = |args: &[&str]| {
-        let r = Command::new(&exe)
-            .arg(&ptx)
-            .args(args)
-            .env("SOFTCUDA_SANITIZE", "all")
-            .env_remove("SOFTCUDA_SANITIZE_LOG")
-            .output()
-            .unwrap();
-        assert!(r.status.success(), "{r:?}");
-        (
-            String::from_utf8_lossy(&r.stdout).into_owned(),
-            String::from_utf8_lossy(&r.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&str]| sanitized(&exe, &ptx, "all", args);
     let (out, err) = run(&[]);
     assert!(
         err.contains("========= Error: Race reported between ")

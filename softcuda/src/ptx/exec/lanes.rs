@@ -611,26 +611,7 @@ fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
 /// The value of `a` (an address operand) for lane `l`.
 #[inline(always)]
 fn addr_of(cx: &Ctx, regs: &[u64], n: usize, l: usize, a: &Addr) -> u64 {
-    match *a {
-        Addr::Reg(r, off) => regs[r as usize * n + l].wrapping_add(off as i64 as u64),
-        Addr::Frame(off) => u64::from(off),
-        Addr::Global(i, off) => cx
-            .gaddrs
-            .get(i as usize)
-            .copied()
-            .unwrap_or(0)
-            .wrapping_add(off as i64 as u64),
-        Addr::Shared(i, off) => {
-            let base = cx
-                .kernel
-                .shared_offsets
-                .get(i as usize)
-                .copied()
-                .unwrap_or(u32::MAX);
-            u64::from(base).wrapping_add(off as i64 as u64)
-        }
-        Addr::Abs(v) => u64::from(v),
-    }
+    addr_with(cx, a, |r| regs[r as usize * n + l], 0)
 }
 
 /// Runs `inst` for the lanes of `group` (guards applied).

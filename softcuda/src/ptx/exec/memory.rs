@@ -305,9 +305,21 @@ pub(super) fn extend(v: u64, ty: Ty, dbits: u8) -> u64 {
 
 #[inline(always)]
 pub(super) fn addr_value(cx: &Ctx, t: &Thread, base: usize, a: &Addr) -> u64 {
+    addr_with(
+        cx,
+        a,
+        |r| t.regs[base + r as usize],
+        u64::from(t.stack_base),
+    )
+}
+
+/// The value of address operand `a`, its register read by `reg`, frame offsets
+/// from `frame` (also the lane engine's, whose kernels have no frame).
+#[inline(always)]
+pub(super) fn addr_with(cx: &Ctx, a: &Addr, reg: impl FnOnce(Reg) -> u64, frame: u64) -> u64 {
     match *a {
-        Addr::Reg(r, off) => t.regs[base + r as usize].wrapping_add(off as i64 as u64),
-        Addr::Frame(off) => u64::from(t.stack_base) + u64::from(off),
+        Addr::Reg(r, off) => reg(r).wrapping_add(off as i64 as u64),
+        Addr::Frame(off) => frame + u64::from(off),
         Addr::Global(i, off) => cx
             .gaddrs
             .get(i as usize)
