@@ -401,3 +401,68 @@ fn an_access_past_a_small_shared_memory_is_refused_by_both() {
     assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
     assert!(lanes.contains("IllegalAddress"), "{lanes}");
 }
+
+/// Warp collectives: `shfl` in every mode (with and without its predicate),
+/// `vote`, `redux`, `match` and `bar.warp.sync`, with full masks and with masks
+/// that split each warp in halves, in the three shapes (in the divergent one the
+/// lanes that skip exit, and the others' collectives fire without them).
+#[test]
+fn warp_collectives_match_the_reference() {
+    const HALVES: &str = "mov.u32 %r6, %tid.x; and.b32 %r6, %r6, 16; setp.eq.u32 %p5, %r6, 0; \
+                          selp.b32 %r7, 0xffff, 0xffff0000, %p5;\n";
+    for body in [
+        "shfl.sync.bfly.b32 %r4, %r1, 1, 0x1f, 0xffffffff; cvt.u64.u32 %rd4, %r4;".to_string(),
+        "shfl.sync.down.b32 %r4|%p4, %r1, 3, 0x1f, 0xffffffff; selp.u32 %r5, 1, 0, %p4; \
+         add.u32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        "shfl.sync.up.b32 %r4|%p4, %r1, 5, 0, 0xffffffff; selp.u32 %r5, 1, 0, %p4; \
+         add.u32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        "shfl.sync.idx.b32 %r4, %r1, %r2, 0x1f, 0xffffffff; cvt.u64.u32 %rd4, %r4;".into(),
+        "shfl.sync.idx.b32 %r4, %r1, %r2, 0x0c07, 0xffffffff; cvt.u64.u32 %rd4, %r4;".into(),
+        "vote.sync.ballot.b32 %r4, %p1, 0xffffffff; cvt.u64.u32 %rd4, %r4;".into(),
+        "vote.sync.all.pred %p4, %p1, 0xffffffff; vote.sync.any.pred %p5, %p2, 0xffffffff; \
+         vote.sync.uni.pred %p6, %p1, 0xffffffff; selp.u64 %rd4, 1, 2, %p4; selp.u64 %rd5, 4, 8, %p5; \
+         selp.u64 %rd6, 16, 32, %p6; add.u64 %rd4, %rd4, %rd5; add.u64 %rd4, %rd4, %rd6;"
+            .into(),
+        "redux.sync.add.u32 %r4, %r1, 0xffffffff; redux.sync.max.s32 %r5, %r2, 0xffffffff; \
+         xor.b32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        "and.b32 %r5, %r1, 3; match.any.sync.b32 %r4, %r5, 0xffffffff; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        "match.all.sync.b64 %r4|%p4, %rd1, 0xffffffff; selp.u32 %r5, 1, 0, %p4; \
+         add.u32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        "bar.warp.sync 0xffffffff; shfl.sync.bfly.b32 %r4, %r1, 16, 0x1f, 0xffffffff; \
+         bar.warp.sync 0xffffffff; cvt.u64.u32 %rd4, %r4;"
+            .into(),
+        format!(
+            "{HALVES}shfl.sync.bfly.b32 %r4, %r1, 2, 0x1f, %r7; vote.sync.ballot.b32 %r5, %p1, %r7; \
+             add.u32 %r4, %r4, %r5; cvt.u64.u32 %rd4, %r4;"
+        ),
+        // A reduction loop: the collective inside a loop every lane runs.
+        "mov.u32 %r4, %r1; mov.u32 %r5, 16;\nRED:\nshfl.sync.down.b32 %r6, %r4, %r5, 0x1f, 0xffffffff; \
+         add.u32 %r4, %r4, %r6; shr.u32 %r5, %r5, 1; setp.ne.u32 %p4, %r5, 0;\n@%p4 bra RED;\n\
+         cvt.u64.u32 %rd4, %r4;"
+            .into(),
+    ] {
+        same(&body);
+    }
+}
+
+/// A collective whose mask names a lane waiting at a block barrier never
+/// completes: both engines report the deadlock instead of hanging.
+#[test]
+fn a_collective_waiting_for_a_lane_at_a_barrier_is_a_deadlock_on_both() {
+    let ptx = entry(
+        "",
+        "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra B;\n\
+         shfl.sync.bfly.b32 %r2, %r1, 1, 0x1f, 0xffffffff;\nbra END;\n\
+         B:\nbar.sync 0;\nEND:\nret;",
+    );
+    let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+    let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
+    let reference = try_run(&ptx, &ins, true, 128).unwrap_err();
+    assert!(lanes.contains("deadlock"), "{lanes}");
+    assert!(reference.contains("deadlock"), "{reference}");
+}

@@ -8,7 +8,12 @@
 //! the group at the lowest operation index (the threads behind catch up first, so
 //! they meet again after an `if`/`else` or a loop whose trip counts differ). A
 //! block-wide `bar.sync` holds the threads that reach it until no thread can run,
-//! then releases them all. A thread that keeps taking backward branches while
+//! then releases them all. A warp collective (`shfl`, `vote`, `redux`, `match`,
+//! `bar.warp.sync`) that every live lane of each warp reaches together, with one
+//! mask, is evaluated at once for the whole group; otherwise the lanes that reach it
+//! wait there until every live lane their mask names has arrived with the same
+//! mask (or exited), as the reference pairs them (`warp::eval_lanes` computes the
+//! results for both engines). A thread that keeps taking backward branches while
 //! others wait (a spin loop waiting for another thread of the block) yields: the
 //! group furthest ahead runs for a while.
 //!
@@ -16,7 +21,8 @@
 //! (`thread.rs`) does, with the same arithmetic (`arith`) and the same checked
 //! memory access (`locate`, `read`, `host_write`, `host_atomic`): kernels whose
 //! every reachable operation is one it knows ([`eligible`]: no calls, local
-//! memory, warp collectives, named barriers, cluster operations or `printf`),
+//! memory, `activemask`, barriers with a thread count or a reduction, cluster
+//! operations or `printf`),
 //! launched without a cluster or cooperation and with no sanitizer check asked for
 //! (a checked launch, and every other kernel, runs on the reference path, one
 //! thread at a time). Results are the reference's wherever PTX defines them;
@@ -57,6 +63,8 @@ pub fn set_enabled(on: bool) {
 const RUN: u8 = 0;
 const BAR: u8 = 1;
 const EXIT: u8 = 2;
+/// Waiting at a warp collective for the other lanes its mask names.
+const WARP: u8 = 3;
 
 /// Whether every operation reachable from function `fi`'s entry is one the lane
 /// engine runs (see the module's doc). Decided once, when the kernel is compiled.
@@ -102,6 +110,12 @@ pub(crate) fn eligible(prog: &Program, fi: u32) -> bool {
             | Op::Cvt { .. }
             | Op::Cvta { .. }
             | Op::Isspacep { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Redux { .. }
+            | Op::MatchAny { .. }
+            | Op::MatchAll { .. }
+            | Op::WarpSync { .. }
             | Op::Fence => {}
             Op::Special { sr, .. } => {
                 if matches!(sr, Sreg::ReservedSmem(_)) {
@@ -185,6 +199,8 @@ enum Flow {
     Exit,
     /// A block-wide barrier; whether every lane of the group named the same one.
     Barrier(bool),
+    /// A warp collective (`shfl`, `vote`, `redux`, `match`, `bar.warp.sync`).
+    Collective,
 }
 
 /// Runs one block (`cx.ctaid`) on the lane engine. `fresh`: the lanes' registers
@@ -237,6 +253,8 @@ pub(super) fn run_block(
     // operation) while it stays behind every other runnable lane (`other_min`).
     let mut keep: Option<u32> = None;
     let mut other_min = u32::MAX;
+    // Lanes waiting at warp collectives.
+    let mut waiting = 0usize;
     let result = loop {
         // The group: its operation, its lanes.
         let pc = if conv {
@@ -329,15 +347,22 @@ pub(super) fn run_block(
             && let Some(srcs) = srcs
             && srcs.iter().all(|&r| r == NO_REG || s.uni[r as usize])
         {
-            // Every lane would compute the same: lane 0 does, the others copy.
+            // Every lane would compute the same: lane 0 does, the others copy
+            // (unless they hold that value already: a register alike in every
+            // lane that gets the value it had, as a constant recomputed in the
+            // next block).
+            let had =
+                dsts.map(|d| (d != NO_REG && s.uni[d as usize]).then(|| s.regs[d as usize * n]));
             if let Err(e) = step(cx, s, cache, n, inst, Group::Some(&[0])) {
                 break Err(e);
             }
-            for &d in dsts.iter().filter(|&&d| d != NO_REG) {
+            for (&d, had) in dsts.iter().zip(had).filter(|&(&d, _)| d != NO_REG) {
                 let d = d as usize;
                 let v = s.regs[d * n];
-                s.regs[d * n..(d + 1) * n].fill(v);
-                s.uni[d] = true;
+                if had != Some(v) {
+                    s.regs[d * n..(d + 1) * n].fill(v);
+                    s.uni[d] = true;
+                }
             }
             cpc += 1;
             continue;
@@ -423,10 +448,59 @@ pub(super) fn run_block(
                 }
                 act.retain(|&l| s.state[l as usize] != EXIT);
                 all = false;
+                if waiting > 0 {
+                    // A collective may wait for no one now.
+                    let mut last = usize::MAX;
+                    for &l in &exited {
+                        let w = l as usize / 32;
+                        if w != last {
+                            waiting -= fire(cx, s, n, w);
+                            last = w;
+                        }
+                    }
+                }
                 // The last runnable lanes exited: those waiting at a barrier are all
                 // the live ones now (exited threads do not block barriers).
                 if let Err(e) = release(cx, s, n) {
                     break Err(e);
+                }
+            }
+            Flow::Collective => {
+                let at_once = conv && {
+                    let arriving = match &chosen {
+                        Some(v) => Group::Some(v),
+                        None if all => Group::All(n),
+                        None => Group::Some(&act),
+                    };
+                    converged_collective(cx, s, n, pc, arriving, &act, all)
+                };
+                if at_once {
+                    cpc += 1;
+                } else {
+                    if conv {
+                        diverge(s, &mut act, n, all, cpc);
+                        conv = false;
+                    }
+                    let arriving = chosen.unwrap_or_else(|| act.clone());
+                    for &l in &act {
+                        s.pc[l as usize] += 1;
+                    }
+                    for &l in &arriving {
+                        s.pc[l as usize] = pc;
+                        s.state[l as usize] = WARP;
+                    }
+                    waiting += arriving.len();
+                    let mut last = usize::MAX;
+                    for &l in &arriving {
+                        let w = l as usize / 32;
+                        if w != last {
+                            waiting -= fire(cx, s, n, w);
+                            last = w;
+                        }
+                    }
+                    if let Err(e) = release(cx, s, n) {
+                        break Err(e);
+                    }
                 }
             }
             Flow::Barrier(uniform) => {
@@ -522,7 +596,10 @@ fn operands(op: &Op) -> (Option<[Reg; 5]>, [Reg; 4]) {
             o[..usize::from(n).min(4)].copy_from_slice(&d[..usize::from(n).min(4)]);
             (Some([addr(a), X, X, X, X]), o)
         }
-        Op::Atom { d, .. } => (None, [d, X, X, X]),
+        Op::Atom { d, .. } | Op::Vote { d, .. } | Op::Redux { d, .. } | Op::MatchAny { d, .. } => {
+            (None, [d, X, X, X])
+        }
+        Op::Shfl { d, p, .. } | Op::MatchAll { d, p, .. } => (None, [d, p, X, X]),
         _ => (None, [X; 4]),
     }
 }
@@ -558,6 +635,11 @@ fn release(cx: &Ctx, s: &mut Lanes, n: usize) -> Result<(), LaunchError> {
     if s.state.contains(&RUN) {
         return Ok(());
     }
+    if s.state.contains(&WARP) {
+        // A collective waits for a lane that waits at a barrier (or another
+        // collective): neither can complete.
+        return Err(deadlock(cx, s, n));
+    }
     let mut ids = (0..n).filter(|&l| s.state[l] == BAR).map(|l| s.bar[l]);
     let first = ids.next();
     if !ids.all(|b| Some(b) == first) {
@@ -586,6 +668,227 @@ fn deadlock(cx: &Ctx, s: &Lanes, n: usize) -> LaunchError {
         cx.kernel.name,
         stuck.len()
     ))
+}
+
+/// One warp of the block (lanes `base..base + 32`, of `n`), as the collectives'
+/// evaluation (`eval_lanes`) sees it; `at`: the operation every lane is at, when
+/// the lanes are converged (their own positions are not kept then).
+struct WarpView<'a> {
+    regs: &'a mut [u64],
+    pcs: &'a [u32],
+    at: Option<u32>,
+    n: usize,
+    base: usize,
+}
+
+impl WarpLanes for WarpView<'_> {
+    fn pc(&self, l: usize) -> u32 {
+        self.at.unwrap_or_else(|| self.pcs[self.base + l])
+    }
+    fn get(&self, l: usize, r: Reg) -> u64 {
+        self.regs[r as usize * self.n + self.base + l]
+    }
+    fn put(&mut self, l: usize, r: Reg, v: u64) {
+        self.regs[r as usize * self.n + self.base + l] = v;
+    }
+}
+
+/// The key lane `l` waits with at collective `pc` (`collective_key`'s).
+fn key_at(cx: &Ctx, s: &Lanes, n: usize, l: usize, pc: u32) -> Option<(u8, u32)> {
+    let (kind, mask) = collective_kind(&cx.code.get(pc as usize)?.op)?;
+    let m = s.regs.get(mask as usize * n + l).copied().unwrap_or(0) as u32;
+    Some((kind, m | (1 << (l % 32))))
+}
+
+/// Converged lanes (`act`, or every lane if `all`) at collective `pc`, `arriving`
+/// the ones whose guard holds: when, in every warp, every live lane arrives with
+/// one key, evaluates each warp's collective at once and returns true (the group
+/// stays converged). Otherwise changes nothing.
+fn converged_collective(
+    cx: &Ctx,
+    s: &mut Lanes,
+    n: usize,
+    pc: u32,
+    arriving: Group,
+    act: &[u32],
+    all: bool,
+) -> bool {
+    let Some(op) = cx.code.get(pc as usize).map(|i| &i.op) else {
+        return false;
+    };
+    let Some((_, mreg)) = collective_kind(op) else {
+        return false;
+    };
+    let nwarps = n.div_ceil(32);
+    let mut got = [0u32; 32];
+    if let Group::All(_) = arriving {
+        // Every lane (so every live one): whole words.
+        for (w, g) in got.iter_mut().enumerate().take(nwarps) {
+            *g = u32::MAX >> (32 - (n - w * 32).min(32));
+        }
+    } else {
+        let mut live = [0u32; 32];
+        let bits = |v: &mut [u32; 32], l: u32| v[l as usize / 32] |= 1 << (l % 32);
+        if all {
+            (0..n as u32).for_each(|l| bits(&mut live, l));
+        } else {
+            act.iter().for_each(|&l| bits(&mut live, l));
+        }
+        arriving.each(|l| bits(&mut got, l as u32));
+        if live[..nwarps] != got[..nwarps] {
+            return false;
+        }
+    }
+    // One key per warp: a mask every lane holds alike that names all the warp's
+    // lanes (the common `0xffffffff`), else each lane's key compared.
+    let one_key = if s.uni[mreg as usize] {
+        let m = s.regs[mreg as usize * n] as u32;
+        got[..nwarps]
+            .iter()
+            .all(|&g| g & !m == 0 || g.count_ones() == 1)
+    } else {
+        let mut key: [Option<(u8, u32)>; 32] = [None; 32];
+        let mut same = true;
+        arriving.each(|l| {
+            let k = key_at(cx, s, n, l, pc);
+            same &= k.is_some_and(|k| *key[l / 32].get_or_insert(k) == k);
+        });
+        same
+    };
+    if !one_key {
+        return false;
+    }
+    if let &Op::Shfl {
+        mode,
+        d,
+        p,
+        a,
+        b,
+        c,
+        ..
+    } = op
+        && s.uni[b as usize]
+        && s.uni[c as usize]
+    {
+        shfl_uniform(s, n, &got[..nwarps], mode, [d, p, a, b, c]);
+        return true;
+    }
+    for (w, &group) in got.iter().enumerate().take(nwarps) {
+        if group == 0 {
+            continue;
+        }
+        let mut view = WarpView {
+            regs: &mut s.regs,
+            pcs: &s.pc,
+            at: Some(pc),
+            n,
+            base: w * 32,
+        };
+        eval_lanes(cx, &mut view, group);
+    }
+    true
+}
+
+/// `shfl` for every lane of the warps in `groups` (bit `l` of `groups[w]`: lane
+/// `l` of warp `w` takes part) when its lane and clamp operands are alike in every
+/// lane: where each lane reads from is computed once. The same results as
+/// `eval_lanes`.
+fn shfl_uniform(s: &mut Lanes, n: usize, groups: &[u32], mode: ShflMode, ops: [Reg; 5]) {
+    let [d, p, a, b, c] = ops.map(|r| r as usize);
+    let bval = (s.regs[b * n] & 0x1f) as i32;
+    let cv = s.regs[c * n];
+    let seg = ((cv >> 8) & 0x1f) as i32;
+    let clamp = (cv & 0x1f) as i32;
+    // Per lane of a warp: the lane it reads and whether that is in range.
+    let mut from = [(0usize, false); 32];
+    for (l, f) in from.iter_mut().enumerate() {
+        let lane = l as i32;
+        let max_lane = (lane & seg) | (clamp & !seg);
+        let (j, ok) = match mode {
+            ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+            ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+            ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+            ShflMode::Idx => {
+                let j = (lane & seg) | (bval & !seg);
+                (j, j <= max_lane)
+            }
+        };
+        *f = (
+            if ok && (0..32).contains(&j) {
+                j as usize
+            } else {
+                l
+            },
+            ok,
+        );
+    }
+    let mut val = [0u64; 32];
+    for (w, &group) in groups.iter().enumerate() {
+        let base = w * 32;
+        for (l, v) in val.iter_mut().enumerate() {
+            if group & (1 << l) != 0 {
+                *v = s.regs[a * n + base + l] & 0xffff_ffff;
+            }
+        }
+        for (l, &(j, ok)) in from.iter().enumerate() {
+            if group & (1 << l) == 0 {
+                continue;
+            }
+            let j = if group & (1 << j) != 0 { j } else { l };
+            s.regs[d * n + base + l] = val[j];
+            if p != NO_REG as usize {
+                s.regs[p * n + base + l] = u64::from(ok);
+            }
+        }
+    }
+}
+
+/// Evaluates the collectives of warp `w` whose member lanes have all arrived (the
+/// reference's `fire_warp`, on the lanes' columns) and moves their lanes on.
+/// Returns how many lanes it released.
+fn fire(cx: &Ctx, s: &mut Lanes, n: usize, w: usize) -> usize {
+    let base = w * 32;
+    let len = n.saturating_sub(base).min(32);
+    let mut live = 0u32;
+    let mut keys: [Option<(u8, u32)>; 32] = [None; 32];
+    for (k, key) in keys.iter_mut().enumerate().take(len) {
+        let l = base + k;
+        if s.state[l] != EXIT {
+            live |= 1 << k;
+        }
+        if s.state[l] == WARP {
+            *key = key_at(cx, s, n, l, s.pc[l]);
+        }
+    }
+    let mut done = 0u32;
+    for (k, key) in keys.iter().enumerate().take(len) {
+        let &Some(key) = key else {
+            continue;
+        };
+        if done & (1 << k) != 0 {
+            continue;
+        }
+        let same = (0..len)
+            .filter(|&j| keys[j] == Some(key))
+            .fold(0u32, |g, j| g | (1 << j));
+        if key.1 & live & !same != 0 {
+            continue;
+        }
+        let mut view = WarpView {
+            regs: &mut s.regs,
+            pcs: &s.pc,
+            at: None,
+            n,
+            base,
+        };
+        eval_lanes(cx, &mut view, same);
+        for j in (0..len).filter(|&j| same & (1 << j) != 0) {
+            s.pc[base + j] += 1;
+            s.state[base + j] = RUN;
+        }
+        done |= same;
+    }
+    done.count_ones() as usize
 }
 
 /// Leaves converged mode: every live lane's own position is `cpc`, `act` lists the
@@ -1161,6 +1464,17 @@ fn step(
             });
         }
         &Op::Bra { target } => return Ok(Flow::Jump(target)),
+        Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Redux { .. }
+        | Op::MatchAny { .. }
+        | Op::MatchAll { .. }
+        | Op::WarpSync { .. } => {
+            if matches!(group, Group::Some(v) if v.is_empty()) {
+                return Ok(Flow::Next);
+            }
+            return Ok(Flow::Collective);
+        }
         Op::Ret | Op::Exit => {
             if matches!(group, Group::Some(v) if v.is_empty()) {
                 return Ok(Flow::Next);

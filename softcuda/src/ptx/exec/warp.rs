@@ -143,17 +143,24 @@ pub(super) fn release_barriers(
     any
 }
 
-/// What a lane waiting at a warp collective waits for: the kind of collective and
-/// its member mask (the lane itself included). Lanes match when both are equal.
-pub(super) fn collective_key(cx: &Ctx, t: &Thread, lane: usize) -> Option<(u8, u32)> {
-    let (kind, mask) = match cx.code.get(t.pc as usize).map(|i| &i.op)? {
+/// The kind of warp collective `op` is (lanes pair only with lanes at the same
+/// kind) and the register holding its member mask; `None` for other operations
+/// (and `activemask`, which has no mask).
+pub(super) fn collective_kind(op: &Op) -> Option<(u8, Reg)> {
+    Some(match op {
         Op::Shfl { mask, .. } => (0, *mask),
         Op::Vote { mask, .. } => (1, *mask),
         Op::Redux { mask, .. } => (2, *mask),
         Op::MatchAny { mask, .. } | Op::MatchAll { mask, .. } => (3, *mask),
         Op::WarpSync { mask } => (4, *mask),
         _ => return None,
-    };
+    })
+}
+
+/// What a lane waiting at a warp collective waits for: the kind of collective and
+/// its member mask (the lane itself included). Lanes match when both are equal.
+pub(super) fn collective_key(cx: &Ctx, t: &Thread, lane: usize) -> Option<(u8, u32)> {
+    let (kind, mask) = collective_kind(&cx.code.get(t.pc as usize)?.op)?;
     Some((kind, (t.reg(mask) as u32) | (1 << lane)))
 }
 
@@ -217,34 +224,68 @@ pub(super) fn fire_warp(cx: &Ctx, lanes: &mut [Thread]) -> bool {
 /// Evaluates the collectives of the lanes in `group` together, each with its own
 /// operation, then moves them past it.
 pub(super) fn eval_collective(cx: &Ctx, lanes: &mut [Thread], group: u32) {
-    let mut val = [0u64; 32];
-    for (l, t) in lanes.iter().enumerate() {
-        if group & (1 << l) == 0 {
-            continue;
+    eval_lanes(cx, lanes, group);
+    for (l, t) in lanes.iter_mut().enumerate() {
+        if group & (1 << l) != 0 {
+            t.pc += 1;
+            t.status = Status::Ready;
         }
-        val[l] = match cx.code.get(t.pc as usize).map(|i| &i.op) {
-            Some(Op::Shfl { a, .. } | Op::Redux { a, .. }) => t.reg(*a) & 0xffff_ffff,
-            Some(Op::Vote { a, .. }) => t.reg(*a) & 1,
+    }
+}
+
+/// The lanes of one warp as a collective sees them: where each is and its
+/// registers (the reference's threads, or the lane engine's columns).
+pub(super) trait WarpLanes {
+    /// The operation lane `l` is at.
+    fn pc(&self, l: usize) -> u32;
+    /// Register `r` of lane `l`.
+    fn get(&self, l: usize, r: Reg) -> u64;
+    /// Sets register `r` of lane `l`.
+    fn put(&mut self, l: usize, r: Reg, v: u64);
+}
+
+impl WarpLanes for [Thread] {
+    fn pc(&self, l: usize) -> u32 {
+        self.get(l).map_or(u32::MAX, |t| t.pc)
+    }
+    fn get(&self, l: usize, r: Reg) -> u64 {
+        <[Thread]>::get(self, l).map_or(0, |t| t.reg(r))
+    }
+    fn put(&mut self, l: usize, r: Reg, v: u64) {
+        if let Some(t) = self.get_mut(l) {
+            t.set(r, v);
+        }
+    }
+}
+
+/// Computes the results of the collectives of the lanes in `group` (bit `l`: lane
+/// `l` of the warp), each lane at its own operation: the one definition both
+/// engines use. Positions are left to the caller.
+pub(super) fn eval_lanes<W: WarpLanes + ?Sized>(cx: &Ctx, lanes: &mut W, group: u32) {
+    let op_of = |lanes: &W, l: usize| cx.code.get(lanes.pc(l) as usize).map(|i| &i.op);
+    let members = || (0..32usize).filter(move |&l| group & (1 << l) != 0);
+    let mut val = [0u64; 32];
+    for l in members() {
+        val[l] = match op_of(lanes, l) {
+            Some(Op::Shfl { a, .. } | Op::Redux { a, .. }) => lanes.get(l, *a) & 0xffff_ffff,
+            Some(Op::Vote { a, .. }) => lanes.get(l, *a) & 1,
             Some(Op::MatchAny { a, bits64, .. } | Op::MatchAll { a, bits64, .. }) => {
-                t.reg(*a) & if *bits64 { u64::MAX } else { 0xffff_ffff }
+                lanes.get(l, *a) & if *bits64 { u64::MAX } else { 0xffff_ffff }
             }
             _ => 0,
         };
     }
-    let ballot = (0..32)
-        .filter(|&l| group & (1 << l) != 0 && val[l] != 0)
+    let ballot = members()
+        .filter(|&l| val[l] != 0)
         .fold(0u32, |b, l| b | (1 << l));
-    for (l, t) in lanes.iter_mut().enumerate() {
-        if group & (1 << l) == 0 {
-            continue;
-        }
-        match cx.code.get(t.pc as usize).map(|i| &i.op) {
+    for l in members() {
+        match op_of(lanes, l) {
             Some(&Op::Shfl {
                 mode, d, p, b, c, ..
             }) => {
                 let lane = l as i32;
-                let bval = (t.reg(b) & 0x1f) as i32;
-                let cv = t.reg(c);
+                let bval = (lanes.get(l, b) & 0x1f) as i32;
+                let cv = lanes.get(l, c);
                 let seg = ((cv >> 8) & 0x1f) as i32;
                 let clamp = (cv & 0x1f) as i32;
                 let max_lane = (lane & seg) | (clamp & !seg);
@@ -263,9 +304,9 @@ pub(super) fn eval_collective(cx: &Ctx, lanes: &mut [Thread], group: u32) {
                 } else {
                     l
                 };
-                t.set(d, val[j]);
+                lanes.put(l, d, val[j]);
                 if p != NO_REG {
-                    t.set(p, u64::from(ok));
+                    lanes.put(l, p, u64::from(ok));
                 }
             }
             Some(&Op::Vote { mode, d, .. }) => {
@@ -275,34 +316,29 @@ pub(super) fn eval_collective(cx: &Ctx, lanes: &mut [Thread], group: u32) {
                     VoteMode::Uni => u64::from(ballot == 0 || ballot == group),
                     VoteMode::Ballot => u64::from(ballot),
                 };
-                t.set(d, v);
+                lanes.put(l, d, v);
             }
-            Some(&Op::Activemask { d }) => t.set(d, u64::from(group)),
+            Some(&Op::Activemask { d }) => lanes.put(l, d, u64::from(group)),
             Some(&Op::Redux { op, signed, d, .. }) => {
-                let mut acc: Option<u64> = None;
-                for (k, &v) in val.iter().enumerate() {
-                    if group & (1 << k) != 0 {
-                        acc = Some(acc.map_or(v, |x| arith::redux(op, signed, x, v)));
-                    }
-                }
-                t.set(d, acc.unwrap_or(0));
+                let acc = members()
+                    .map(|k| val[k])
+                    .reduce(|x, v| arith::redux(op, signed, x, v));
+                lanes.put(l, d, acc.unwrap_or(0));
             }
             Some(&Op::MatchAny { d, .. }) => {
-                let m = (0..32)
-                    .filter(|&k| group & (1 << k) != 0 && val[k] == val[l])
+                let m = members()
+                    .filter(|&k| val[k] == val[l])
                     .fold(0u32, |b, k| b | (1 << k));
-                t.set(d, u64::from(m));
+                lanes.put(l, d, u64::from(m));
             }
             Some(&Op::MatchAll { d, p, .. }) => {
-                let same = (0..32).all(|k| group & (1 << k) == 0 || val[k] == val[l]);
-                t.set(d, if same { u64::from(group) } else { 0 });
+                let same = members().all(|k| val[k] == val[l]);
+                lanes.put(l, d, if same { u64::from(group) } else { 0 });
                 if p != NO_REG {
-                    t.set(p, u64::from(same));
+                    lanes.put(l, p, u64::from(same));
                 }
             }
             _ => {}
         }
-        t.pc += 1;
-        t.status = Status::Ready;
     }
 }
