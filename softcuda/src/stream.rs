@@ -520,6 +520,24 @@ pub fn submit(ctx: u64, stream: CUstream, job: Job) -> R {
     target(ctx, stream)?.run(Work::Op(job))
 }
 
+/// Whether `stream` is a created stream (not a default stream's handle).
+pub fn is_created(stream: CUstream) -> bool {
+    !is_legacy(stream) && stream as usize != CU_STREAM_PER_THREAD
+}
+
+/// [`submit`], returning only once `job` has run: a copy into plain host memory,
+/// which its caller may read when the call returns (the driver completes such a
+/// copy before it returns).
+pub fn submit_and_wait(ctx: u64, stream: CUstream, job: Job) -> R {
+    match target(ctx, stream)? {
+        Target::Queue(s, lane) => {
+            Target::Queue(Arc::clone(&s), lane).run(Work::Op(job))?;
+            s.synchronize()
+        }
+        inline => inline.run(Work::Op(job)),
+    }
+}
+
 /// `cuStreamSynchronize` of a default stream of context `ctx`: the legacy stream
 /// waits for every blocking stream (all of them, even after an error).
 pub fn synchronize_default(ctx: u64, stream: CUstream) -> R {

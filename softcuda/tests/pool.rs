@@ -107,11 +107,14 @@ fn work_queued_after_the_free_faults_with_an_illegal_address() {
         ok(cuMemAllocAsync(&mut p, 256, s));
         ok(cuLaunchHostFunc(s, Some(wait_gate), null_mut()));
         ok(cuMemFreeAsync(p, s));
-        let mut back = [0u8; 256];
+        // Pinned: a copy into plain host memory would wait for the gate.
+        let mut back = null_mut();
+        ok(cuMemAllocHost_v2(&mut back, 256));
         // Checked when queued (the block is not given back yet), and again when it runs.
-        ok(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), p, 256, s));
+        ok(cuMemcpyDtoHAsync_v2(back, p, 256, s));
         GATE.store(true, Ordering::Release);
         assert_eq!(cuStreamSynchronize(s), code::ILLEGAL_ADDRESS);
+        // The context is poisoned now: destroying it frees `back`.
         ok(cuStreamDestroy_v2(s));
         ok(cuCtxDestroy_v2(c));
     }

@@ -357,7 +357,11 @@ fn work_queued_in_another_context_never_touches_memory_freed_meanwhile() {
         let mut s = std::ptr::null_mut();
         ok(cuStreamCreate(&mut s, 0x1));
         let gate = Step::new(true);
-        let host: &'static mut [u32] = Box::leak(vec![0u32; N].into_boxed_slice());
+        // Pinned: a copy into plain host memory would wait for the gate.
+        let mut pinned = std::ptr::null_mut();
+        ok(cuMemAllocHost_v2(&mut pinned, N * 4));
+        let host = std::slice::from_raw_parts_mut(pinned.cast::<u32>(), N);
+        host.fill(0);
         ok(cuLaunchHostFunc(s, Some(step), gate.data()));
         ok(cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), d, N * 4, s));
         ok(cuCtxSetCurrent(a));
@@ -372,7 +376,7 @@ fn work_queued_in_another_context_never_touches_memory_freed_meanwhile() {
             "the copy read memory freed before it ran"
         );
         ok(cuStreamDestroy_v2(s));
-        ok(cuCtxDestroy_v2(b));
+        ok(cuCtxDestroy_v2(b)); // frees `pinned` (b is poisoned: no cuMemFreeHost)
         ok(cuCtxDestroy_v2(a));
     }
     no_leaks();
@@ -949,6 +953,63 @@ fn device_memory_lies_in_its_own_address_space() {
         }
         ok(cuStreamSynchronize(s));
         ok(cuStreamDestroy_v2(s));
+        ok(cuCtxDestroy_v2(ctx));
+    }
+    no_leaks();
+}
+
+/// Copies between device memory and plain (pageable) host memory on a created
+/// stream leave nothing for the stream to touch after the call returns, so that a C
+/// caller may free or reuse its buffer then (the driver stages such a source before
+/// it returns, and completes a copy into such memory before it returns): a source
+/// is read when the copy is queued, behind a closed gate (1-D and 2-D copies); a
+/// destination is written when the call returns.
+#[test]
+fn copies_with_pageable_host_memory_are_done_with_it_when_the_call_returns() {
+    let _g = serial();
+    let ctx = create_context();
+    const N: usize = 1024;
+    // SAFETY (all below): softcuda's exports, called as C would call them.
+    unsafe {
+        let mut s = std::ptr::null_mut();
+        ok(cuStreamCreate(&mut s, 0));
+        let mut d = 0;
+        ok(cuMemAlloc_v2(&mut d, N));
+        let gate = Step::new(true);
+        ok(cuLaunchHostFunc(s, Some(step), gate.data()));
+        let src = vec![0x5au8; N];
+        ok(cuMemcpyHtoDAsync_v2(d, src.as_ptr().cast(), N / 2, s));
+        let two_d = CUDA_MEMCPY2D {
+            srcMemoryType: CU_MEMORYTYPE_HOST,
+            srcHost: src.as_ptr().cast(),
+            srcPitch: 64,
+            dstMemoryType: CU_MEMORYTYPE_DEVICE,
+            dstDevice: d + N as u64 / 2,
+            dstPitch: 64,
+            WidthInBytes: 64,
+            Height: N / 2 / 64,
+            ..std::mem::zeroed()
+        };
+        ok(cuMemcpy2DAsync_v2(&two_d, s));
+        // The caller reuses its buffer before the stream runs the copies.
+        drop(src);
+        let reused = vec![0u8; N];
+        assert!(
+            !gate.finished(),
+            "the copies are still queued behind the gate"
+        );
+        gate.release();
+        // A copy into plain host memory: complete when the call returns.
+        let mut back = vec![0u8; N];
+        ok(cuMemcpyDtoHAsync_v2(back.as_mut_ptr().cast(), d, N, s));
+        assert!(gate.finished());
+        assert!(
+            back.iter().all(|&b| b == 0x5a),
+            "what the source held when queued"
+        );
+        assert!(reused.iter().all(|&b| b == 0));
+        ok(cuStreamDestroy_v2(s));
+        ok(cuMemFree_v2(d));
         ok(cuCtxDestroy_v2(ctx));
     }
     no_leaks();

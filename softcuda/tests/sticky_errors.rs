@@ -115,6 +115,15 @@ fn host_words(n: usize) -> *mut u32 {
     Box::leak(vec![0u32; n].into_boxed_slice()).as_mut_ptr()
 }
 
+/// `n` zeroed words of host memory registered with the current context: a copy
+/// into it stays queued (into plain host memory, a copy returns only once done).
+fn registered_words(n: usize) -> *mut u32 {
+    let p = host_words(n);
+    // SAFETY: a leaked buffer of `n` words, registered once.
+    ok(unsafe { cuMemHostRegister_v2(p.cast(), n * 4, 0) });
+    p
+}
+
 /// The `n` words at `p`, read as another thread may still write them.
 fn read_words(p: *const u32, n: usize) -> Vec<u32> {
     // SAFETY: `p` is a leaked buffer of at least `n` words.
@@ -210,7 +219,7 @@ fn stream_synchronize_returns_after_the_running_operation_and_the_copy_never_run
     let f = Fixture::new();
     let (a, b) = (f.stream(0x1), f.stream(0x1));
     let d = device_words(N, 0xA5A5_A5A5);
-    let host = host_words(N);
+    let host = registered_words(N);
     let slow = Step::sleeping(300);
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {
@@ -255,7 +264,7 @@ fn every_synchroniser_waits_for_the_running_operation_from_many_threads() {
     let f = Fixture::new();
     let (a, b) = (f.stream(0), f.stream(0x1)); // A blocks the legacy stream
     let d = device_words(N, 0x5A5A_5A5A);
-    let host = host_words(N);
+    let host = registered_words(N);
     let slow = Step::sleeping(400);
     let mut ev = std::ptr::null_mut();
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
@@ -414,7 +423,7 @@ fn context_destruction_waits_for_the_running_operation() {
     let f = Fixture::new();
     let (a, b) = (f.stream(0x1), f.stream(0x1));
     let d = device_words(N, 0xA5A5_A5A5);
-    let host = host_words(N);
+    let host = registered_words(N);
     let slow = Step::sleeping(300);
     let later = Step::sleeping(0);
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
@@ -451,7 +460,7 @@ fn a_reset_primary_context_is_usable_again() {
         let f = Fixture { ctx, poke };
         let (a, b) = (f.stream(0x1), f.stream(0x1));
         let d = device_words(N, 0xA5A5_A5A5);
-        let host = host_words(N);
+        let host = registered_words(N);
         let slow = Step::sleeping(300);
         ok(cuLaunchHostFunc(a, Some(step), slow.data()));
         ok(cuMemcpyDtoHAsync_v2(host.cast(), d, N * 4, a));

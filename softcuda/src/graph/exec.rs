@@ -295,7 +295,9 @@ fn plan_steps(steps: &[Step], out: &mut Vec<Plan>) -> R {
                     },
                     Arc::clone(&k.args),
                 ))),
-                NodeKind::Memcpy(c) => out.extend(memcpy3d_job(&c.0)?.map(Plan::Op)),
+                NodeKind::Memcpy(c) => {
+                    out.extend(memcpy3d_job(&c.0, false)?.map(|(j, _)| Plan::Op(j)))
+                }
                 NodeKind::Memset(m) => out.extend(
                     set_job(
                         m.dst,
