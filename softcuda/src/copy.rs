@@ -78,35 +78,31 @@ pub(crate) fn copy(
     }) {
         return r;
     }
-    let created = stream::is_created(stream_h);
-    let staged = stage(created && ss.is_none(), src, n);
-    let src = staged.as_ref().map_or(src, |v| v.as_ptr() as u64);
     let (d, s) = (P(dst as *mut u8), P(src as *mut u8));
     let job: stream::Job = Box::new(move || {
-        let (d, s, _staged) = (d, s, staged); // move the Send wrappers, not their fields
+        let (d, s) = (d, s); // move the Send wrappers, not their fields
         let _work = devmem::work();
         devmem::recheck(&[ds, ss])?;
         // SAFETY: mapped sides are alive and stay so while `_work` is held
         // (`crate::devmem`); host sides are the caller's, valid until the copy
-        // completes (the driver's contract), or the staged copy this job owns, and
-        // never overlap mapped ones.
+        // completes (the driver's contract; a plain host side: until the call
+        // returns, see `submit_copy`), and never overlap mapped ones.
         unsafe { devmem::copy(d.0, ds.is_some(), s.0, ss.is_some(), n) };
         Ok(())
     });
-    if created && ds.is_none() {
+    submit_copy(ctx, stream_h, job, ds.is_none() || ss.is_none())
+}
+
+/// Queues copy `job` on `stream_h`. `plain`: a side lies in plain (pageable) host
+/// memory; on a created stream the call then returns only once the copy has run,
+/// after the stream's earlier work (the driver may synchronise with the stream for
+/// such a copy, and C callers free or reuse pageable memory once the call returns).
+fn submit_copy(ctx: u64, stream_h: CUstream, job: stream::Job, plain: bool) -> R {
+    if plain && stream::is_created(stream_h) {
         stream::submit_and_wait(ctx, stream_h, job)
     } else {
         stream::submit(ctx, stream_h, job)
     }
-}
-
-/// A copy of the `len` bytes of plain host memory at `src` if `now`: what a copy on a
-/// created stream reads from, so that the caller may reuse its memory once the call
-/// returns, as the driver allows (it stages pageable memory before it returns).
-fn stage(now: bool, src: u64, len: usize) -> Option<Vec<u8>> {
-    // SAFETY: `src` is valid for `len` bytes by the C contract of the copy (a plain
-    // host side, checked not to touch mapped or device memory).
-    now.then(|| unsafe { core::slice::from_raw_parts(src as *const u8, len) }.to_vec())
 }
 
 /// A 1-D copy of `n` bytes as a `CUDA_MEMCPY3D` (a captured copy's node).
@@ -244,15 +240,14 @@ pub(crate) fn side(ty: CUmemorytype, host: *const c_void, dev: CUdeviceptr) -> R
 }
 
 /// The work of a copy of a `width × height × depth` box between two pitched
-/// layouts, checked now, and whether its destination is plain host memory; `None`
-/// if it copies nothing. `staged`: a source in plain host memory is read now (a
-/// copy on a created stream: see [`stage`]).
+/// layouts, checked now, and whether a side is plain host memory; `None` if it
+/// copies nothing.
 pub(crate) fn copy_box_job(
     (src, src_dev, src_pitch, src_height): (u64, bool, usize, usize),
     (dst, dst_dev, dst_pitch, dst_height): (u64, bool, usize, usize),
     width: usize,
     height: usize,
-    (depth, staged): (usize, bool),
+    depth: usize,
 ) -> R<Option<(stream::Job, bool)>> {
     if width == 0 || height == 0 || depth == 0 {
         return Ok(None);
@@ -275,19 +270,16 @@ pub(crate) fn copy_box_job(
         return Err(code::INVALID_VALUE);
     }
     let (src_span, dst_span) = (check_side(src, ss, src_dev)?, check_side(dst, ds, dst_dev)?);
-    let staged = stage(staged && src_span.is_none(), src, ss);
-    let src = staged.as_ref().map_or(src, |v| v.as_ptr() as u64);
     let (s, d) = (P(src as *mut u8), P(dst as *mut u8));
     let job: stream::Job = Box::new(move || {
-        let (s, d, _staged) = (s, d, staged); // move the Send wrappers, not their fields
+        let (s, d) = (s, d); // move the Send wrappers, not their fields
         let _work = devmem::work();
         devmem::recheck(&[src_span, dst_span])?;
         for z in 0..depth {
             for y in 0..height {
                 // SAFETY: rows lie inside the checked spans, alive while `_work` is
                 // held (mapped sides, `crate::devmem`), or the caller's buffers
-                // (host sides, per the C contract; they never overlap mapped ones),
-                // or the staged copy of the source's span this job owns.
+                // (host sides, per the C contract; they never overlap mapped ones).
                 unsafe {
                     let from = s.0.add((z * src_height + y) * src_pitch);
                     let to = d.0.add((z * dst_height + y) * dst_pitch);
@@ -297,12 +289,12 @@ pub(crate) fn copy_box_job(
         }
         Ok(())
     });
-    Ok(Some((job, dst_span.is_none())))
+    Ok(Some((job, src_span.is_none() || dst_span.is_none())))
 }
 
-/// Queues `job` (if any) on `stream_h`, or, on a capturing stream, adds a memcpy
-/// node doing `c` to the capture instead. A copy into plain host memory on a
-/// created stream returns once done.
+/// Queues `job` (if any; with whether a side is plain host memory, see
+/// `submit_copy`) on `stream_h`, or, on a capturing stream, adds a memcpy node
+/// doing `c` to the capture instead.
 pub(crate) fn issue_copy(
     stream_h: CUstream,
     job: Option<(stream::Job, bool)>,
@@ -313,10 +305,7 @@ pub(crate) fn issue_copy(
         return r;
     }
     match job {
-        Some((job, true)) if stream::is_created(stream_h) => {
-            stream::submit_and_wait(ctx, stream_h, job)
-        }
-        Some((job, _)) => stream::submit(ctx, stream_h, job),
+        Some((job, plain)) => submit_copy(ctx, stream_h, job, plain),
         None => Ok(()),
     }
 }
@@ -345,7 +334,7 @@ pub(crate) fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
         (dst, dd, c.dstPitch, c.Height),
         c.WidthInBytes,
         c.Height,
-        (1, stream::is_created(stream_h)),
+        1,
     )?;
     let null = core::ptr::null_mut();
     let as_3d = CUDA_MEMCPY3D {
@@ -385,15 +374,14 @@ pub(crate) fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
     // SAFETY: a valid descriptor, by the C contract.
     let c = unsafe { *p };
     state::current_ctx(&state::state())?;
-    let job = memcpy3d_job(&c, stream::is_created(stream_h))?;
+    let job = memcpy3d_job(&c)?;
     issue_copy(stream_h, job, c)
 }
 
 /// The work of the copy `c` describes, checked now (except the context), and
-/// whether its destination is plain host memory; `None` if it copies nothing.
-/// `staged` as in [`copy_box_job`]. Also what a graph's memcpy node runs (not
-/// staged: it reads its source when it runs).
-pub(crate) fn memcpy3d_job(c: &CUDA_MEMCPY3D, staged: bool) -> R<Option<(stream::Job, bool)>> {
+/// whether a side is plain host memory; `None` if it copies nothing. Also what a
+/// graph's memcpy node runs.
+pub(crate) fn memcpy3d_job(c: &CUDA_MEMCPY3D) -> R<Option<(stream::Job, bool)>> {
     if c.srcLOD != 0 || c.dstLOD != 0 {
         return Err(code::INVALID_VALUE);
     }
@@ -420,6 +408,6 @@ pub(crate) fn memcpy3d_job(c: &CUDA_MEMCPY3D, staged: bool) -> R<Option<(stream:
         (dst, dd, dp, dh),
         c.WidthInBytes,
         c.Height,
-        (c.Depth, staged),
+        c.Depth,
     )
 }

@@ -178,12 +178,13 @@ impl Stream {
         }
     }
 
-    /// Queues `work`.
-    pub fn submit(&self, work: Work) {
+    /// Queues `work`; its ticket for [`Stream::wait_for`].
+    pub fn submit(&self, work: Work) -> u64 {
         let mut q = lock(&self.queue);
         q.jobs.push_back(work);
         q.submitted += 1;
         self.cv.notify_all();
+        q.submitted
     }
 
     /// Waits for the work submitted so far. Work that fails poisons the context, so
@@ -192,9 +193,15 @@ impl Stream {
     /// it. On the stream's own worker (a host function calling the driver) it returns
     /// at once.
     pub fn synchronize(&self) -> R {
+        let target = lock(&self.queue).submitted;
+        self.wait_for(target)
+    }
+
+    /// [`Stream::synchronize`] up to the work of `ticket` (not what was queued after
+    /// it).
+    pub fn wait_for(&self, target: u64) -> R {
         let own = self.on_own_worker();
         let mut q = lock(&self.queue);
-        let target = q.submitted;
         loop {
             match self.sticky.get() {
                 Some(e) if own || q.completed == q.submitted => return Err(e),
@@ -391,24 +398,7 @@ impl Target {
     /// copy with a side in plain host memory, is waited for, as the driver does.
     pub fn run(self, work: Work) -> R {
         let lane = self.lane();
-        let work = match work {
-            Work::Op(job) => match streamcheck::submit(&lane) {
-                Some(stamp) => Work::Op(Box::new(move || {
-                    let _running = streamcheck::running(Some(stamp));
-                    job()
-                })),
-                None => Work::Op(job),
-            },
-            Work::Record(ev, generation) => {
-                streamcheck::record(Arc::as_ptr(&ev) as usize, &lane);
-                Work::Record(ev, generation)
-            }
-            Work::Wait(ev, generation) => {
-                streamcheck::wait(&lane, Arc::as_ptr(&ev) as usize);
-                Work::Wait(ev, generation)
-            }
-            w @ Work::Callback(_) => w,
-        };
+        let work = stamped(&lane, work);
         match self {
             Target::Queue(s, lane) => {
                 let op = matches!(work, Work::Op(_));
@@ -424,6 +414,43 @@ impl Target {
                 poisoned.map_or(r, Err)
             }
         }
+    }
+
+    /// [`Target::run`], returning only once `work` has run (or been discarded in a
+    /// poisoned context): the host then knows its effects, as streamcheck learns.
+    pub fn run_and_wait(self, work: Work) -> R {
+        match self {
+            Target::Queue(s, lane) => {
+                let ticket = s.submit(stamped(&lane, work));
+                s.wait_for(ticket)?;
+                streamcheck::host_syncs(&lane);
+                Ok(())
+            }
+            inline => inline.run(work),
+        }
+    }
+}
+
+/// `work` as streamcheck knows it: an operation stamped on `lane`, a record or a
+/// wait noted (nothing while streamcheck is off).
+fn stamped(lane: &Lane, work: Work) -> Work {
+    match work {
+        Work::Op(job) => match streamcheck::submit(lane) {
+            Some(stamp) => Work::Op(Box::new(move || {
+                let _running = streamcheck::running(Some(stamp));
+                job()
+            })),
+            None => Work::Op(job),
+        },
+        Work::Record(ev, generation) => {
+            streamcheck::record(Arc::as_ptr(&ev) as usize, lane);
+            Work::Record(ev, generation)
+        }
+        Work::Wait(ev, generation) => {
+            streamcheck::wait(lane, Arc::as_ptr(&ev) as usize);
+            Work::Wait(ev, generation)
+        }
+        w @ Work::Callback(_) => w,
     }
 }
 
@@ -525,17 +552,11 @@ pub fn is_created(stream: CUstream) -> bool {
     !is_legacy(stream) && stream as usize != CU_STREAM_PER_THREAD
 }
 
-/// [`submit`], returning only once `job` has run: a copy into plain host memory,
-/// which its caller may read when the call returns (the driver completes such a
-/// copy before it returns).
+/// [`submit`], returning only once `job` has run: a copy with a side in plain host
+/// memory, which its caller may read, free or reuse when the call returns (the
+/// driver may synchronise with the stream for such a copy; softcuda always does).
 pub fn submit_and_wait(ctx: u64, stream: CUstream, job: Job) -> R {
-    match target(ctx, stream)? {
-        Target::Queue(s, lane) => {
-            Target::Queue(Arc::clone(&s), lane).run(Work::Op(job))?;
-            s.synchronize()
-        }
-        inline => inline.run(Work::Op(job)),
-    }
+    target(ctx, stream)?.run_and_wait(Work::Op(job))
 }
 
 /// `cuStreamSynchronize` of a default stream of context `ctx`: the legacy stream

@@ -460,9 +460,18 @@ fn a_collective_waiting_for_a_lane_at_a_barrier_is_a_deadlock_on_both() {
          shfl.sync.bfly.b32 %r2, %r1, 1, 0x1f, 0xffffffff;\nbra END;\n\
          B:\nbar.sync 0;\nEND:\nret;",
     );
+    // And two collectives of different kinds, each naming the other's lanes.
+    let kinds = entry(
+        "",
+        "mov.u32 %r1, %tid.x;\nand.b32 %r2, %r1, 1;\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 bra B;\n\
+         shfl.sync.bfly.b32 %r3, %r1, 1, 0x1f, 0xffffffff;\nbra END;\n\
+         B:\nvote.sync.ballot.b32 %r3, %p1, 0xffffffff;\nEND:\nret;",
+    );
     let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
-    let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
-    let reference = try_run(&ptx, &ins, true, 128).unwrap_err();
-    assert!(lanes.contains("deadlock"), "{lanes}");
-    assert!(reference.contains("deadlock"), "{reference}");
+    for ptx in [ptx, kinds] {
+        let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
+        let reference = try_run(&ptx, &ins, true, 128).unwrap_err();
+        assert!(lanes.contains("deadlock"), "{lanes}");
+        assert_eq!(lanes, reference, "the same report, naming the same line");
+    }
 }

@@ -67,9 +67,13 @@ fn allocation_is_mapped_when_the_stream_reaches_it_and_unmapped_by_the_free() {
             cuPointerGetAttribute((&raw mut ty).cast(), 2, p),
             code::INVALID_VALUE
         );
-        // A copy queued after it on the same stream is accepted.
+        // A copy queued after it on the same stream is accepted (from pinned memory:
+        // one from plain host memory would wait for the gate).
+        let mut pinned = null_mut();
+        ok(cuMemAllocHost_v2(&mut pinned, 4096));
+        std::ptr::write_bytes(pinned.cast::<u8>(), 7, 4096);
         let src = [7u8; 4096];
-        ok(cuMemcpyHtoDAsync_v2(p, src.as_ptr().cast(), 4096, s));
+        ok(cuMemcpyHtoDAsync_v2(p, pinned, 4096, s));
         GATE.store(true, Ordering::Release);
         ok(cuStreamSynchronize(s));
         ok(cuPointerGetAttribute((&raw mut ty).cast(), 2, p));
@@ -89,6 +93,7 @@ fn allocation_is_mapped_when_the_stream_reaches_it_and_unmapped_by_the_free() {
             cuPointerGetAttribute((&raw mut ty).cast(), 2, p),
             code::INVALID_VALUE
         );
+        ok(cuMemFreeHost(pinned));
         ok(cuStreamDestroy_v2(s));
         ok(cuCtxDestroy_v2(c));
     }

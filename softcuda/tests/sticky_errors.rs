@@ -356,7 +356,7 @@ fn work_queued_before_the_fault_never_starts_after_it() {
     let later = Step::sleeping(0);
     let on_c = Step::sleeping(0);
     let statuses: &'static Mutex<Vec<CUresult>> = leak(Mutex::new(Vec::new()));
-    let src = host_words(N);
+    let src = registered_words(N); // plain memory would make the copy wait for the gate
     let mut ev = std::ptr::null_mut();
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {

@@ -201,6 +201,25 @@ fn a_host_synchronisation_orders_the_work_after_it() {
     clean(fx.finish());
 }
 
+/// A copy into plain host memory on a created stream returns only once done, after
+/// its stream's earlier work: what the host does next, on any stream, is ordered
+/// after both.
+#[test]
+fn a_copy_into_plain_host_memory_orders_the_work_after_it() {
+    let fx = Fixture::new();
+    let p = fx.alloc(256);
+    let (a, b) = (fx.stream(NON_BLOCKING), fx.stream(NON_BLOCKING));
+    let mut host = [0u32; 64];
+    // SAFETY: inside the allocation; live streams; a host buffer of 256 bytes.
+    unsafe {
+        ok(cuMemsetD8Async(p, 1, 256, a));
+        ok(cuMemcpyDtoHAsync_v2(host.as_mut_ptr().cast(), p, 256, a));
+        ok(cuMemsetD8Async(p, 2, 256, b));
+    }
+    assert_eq!(host, [0x0101_0101; 64]);
+    clean(fx.finish());
+}
+
 #[test]
 fn two_memsets_of_overlapping_bytes_race_and_of_disjoint_halves_do_not() {
     let fx = Fixture::new();

@@ -295,9 +295,7 @@ fn plan_steps(steps: &[Step], out: &mut Vec<Plan>) -> R {
                     },
                     Arc::clone(&k.args),
                 ))),
-                NodeKind::Memcpy(c) => {
-                    out.extend(memcpy3d_job(&c.0, false)?.map(|(j, _)| Plan::Op(j)))
-                }
+                NodeKind::Memcpy(c) => out.extend(memcpy3d_job(&c.0)?.map(|(j, _)| Plan::Op(j))),
                 NodeKind::Memset(m) => out.extend(
                     set_job(
                         m.dst,

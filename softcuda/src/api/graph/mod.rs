@@ -142,7 +142,7 @@ fn memcpy_node(p: *const CUDA_MEMCPY3D) -> R<NodeKind> {
     }
     // SAFETY: a valid descriptor, by the C contract.
     let c = unsafe { *p };
-    with_graph_memory(|| memcpy3d_job(&c, false))?; // checked now; built again at each launch
+    with_graph_memory(|| memcpy3d_job(&c))?; // checked now; built again at each launch
     Ok(NodeKind::Memcpy(Raw(c)))
 }
 

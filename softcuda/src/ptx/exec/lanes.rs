@@ -655,13 +655,15 @@ fn release(cx: &Ctx, s: &mut Lanes, n: usize) -> Result<(), LaunchError> {
 /// (the reference's `deadlock`).
 fn deadlock(cx: &Ctx, s: &Lanes, n: usize) -> LaunchError {
     let stuck: Vec<usize> = (0..n).filter(|&l| s.state[l] != EXIT).collect();
+    // A lane at a barrier has moved past it; one at a collective waits on it.
+    let at = |l: usize| s.pc[l].saturating_sub(u32::from(s.state[l] == BAR));
     let line = stuck
         .first()
-        .and_then(|&l| cx.prog.lines.get(s.pc[l].saturating_sub(1) as usize))
+        .and_then(|&l| cx.prog.lines.get(at(l) as usize))
         .copied()
         .unwrap_or(0);
     LaunchError::IllegalInstruction(format!(
-        "deadlock in block ({}, {}, {}) of '{}': {} threads wait at barriers that can never complete (first at PTX line {line})",
+        "deadlock in block ({}, {}, {}) of '{}': {} threads wait at barriers or warp collectives that can never complete (first at PTX line {line})",
         cx.ctaid[0],
         cx.ctaid[1],
         cx.ctaid[2],
