@@ -197,8 +197,8 @@ impl Stream {
         self.wait_for(target)
     }
 
-    /// [`Stream::synchronize`] up to the work of `ticket` (not what was queued after
-    /// it).
+    /// [`Stream::synchronize`] up to the work whose ticket ([`Stream::submit`]) is
+    /// `target` (not what was queued after it).
     pub fn wait_for(&self, target: u64) -> R {
         let own = self.on_own_worker();
         let mut q = lock(&self.queue);

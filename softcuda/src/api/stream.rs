@@ -79,7 +79,7 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
 
 /// The stream's work on a default stream is always complete (see `stream.rs`).
 fn default_stream(h: CUstream) -> bool {
-    matches!(h as usize, 0 | CU_STREAM_LEGACY | CU_STREAM_PER_THREAD)
+    !st::is_created(h)
 }
 
 /// `cuStreamSynchronize`. After a sticky error it reports the error only once the

@@ -450,14 +450,7 @@ pub(super) fn run_block(
                 all = false;
                 if waiting > 0 {
                     // A collective may wait for no one now.
-                    let mut last = usize::MAX;
-                    for &l in &exited {
-                        let w = l as usize / 32;
-                        if w != last {
-                            waiting -= fire(cx, s, n, w);
-                            last = w;
-                        }
-                    }
+                    waiting -= fire_warps_of(cx, s, n, &exited);
                 }
                 // The last runnable lanes exited: those waiting at a barrier are all
                 // the live ones now (exited threads do not block barriers).
@@ -490,14 +483,7 @@ pub(super) fn run_block(
                         s.state[l as usize] = WARP;
                     }
                     waiting += arriving.len();
-                    let mut last = usize::MAX;
-                    for &l in &arriving {
-                        let w = l as usize / 32;
-                        if w != last {
-                            waiting -= fire(cx, s, n, w);
-                            last = w;
-                        }
-                    }
+                    waiting -= fire_warps_of(cx, s, n, &arriving);
                     if let Err(e) = release(cx, s, n) {
                         break Err(e);
                     }
@@ -797,33 +783,8 @@ fn converged_collective(
 /// `eval_lanes`.
 fn shfl_uniform(s: &mut Lanes, n: usize, groups: &[u32], mode: ShflMode, ops: [Reg; 5]) {
     let [d, p, a, b, c] = ops.map(|r| r as usize);
-    let bval = (s.regs[b * n] & 0x1f) as i32;
-    let cv = s.regs[c * n];
-    let seg = ((cv >> 8) & 0x1f) as i32;
-    let clamp = (cv & 0x1f) as i32;
-    // Per lane of a warp: the lane it reads and whether that is in range.
-    let mut from = [(0usize, false); 32];
-    for (l, f) in from.iter_mut().enumerate() {
-        let lane = l as i32;
-        let max_lane = (lane & seg) | (clamp & !seg);
-        let (j, ok) = match mode {
-            ShflMode::Up => (lane - bval, lane - bval >= max_lane),
-            ShflMode::Down => (lane + bval, lane + bval <= max_lane),
-            ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
-            ShflMode::Idx => {
-                let j = (lane & seg) | (bval & !seg);
-                (j, j <= max_lane)
-            }
-        };
-        *f = (
-            if ok && (0..32).contains(&j) {
-                j as usize
-            } else {
-                l
-            },
-            ok,
-        );
-    }
+    let from: [(Option<usize>, bool); 32] =
+        std::array::from_fn(|l| shfl_source(mode, l, s.regs[b * n], s.regs[c * n]));
     let mut val = [0u64; 32];
     for (w, &group) in groups.iter().enumerate() {
         let base = w * 32;
@@ -836,13 +797,28 @@ fn shfl_uniform(s: &mut Lanes, n: usize, groups: &[u32], mode: ShflMode, ops: [R
             if group & (1 << l) == 0 {
                 continue;
             }
-            let j = if group & (1 << j) != 0 { j } else { l };
+            let j = j.filter(|&j| group & (1 << j) != 0).unwrap_or(l);
             s.regs[d * n + base + l] = val[j];
             if p != NO_REG as usize {
                 s.regs[p * n + base + l] = u64::from(ok);
             }
         }
     }
+}
+
+/// [`fire`] for each warp of `lanes` (in ascending order). Returns how many lanes
+/// it released.
+fn fire_warps_of(cx: &Ctx, s: &mut Lanes, n: usize, lanes: &[u32]) -> usize {
+    let mut last = usize::MAX;
+    let mut released = 0;
+    for &l in lanes {
+        let w = l as usize / 32;
+        if w != last {
+            released += fire(cx, s, n, w);
+            last = w;
+        }
+    }
+    released
 }
 
 /// Evaluates the collectives of warp `w` whose member lanes have all arrived (the

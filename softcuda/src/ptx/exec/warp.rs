@@ -258,6 +258,28 @@ impl WarpLanes for [Thread] {
     }
 }
 
+/// The lane that lane `lane` of a `shfl` in `mode` reads, from its lane operand
+/// `b` and its clamp and segment operand `c` (`None`: out of range, it keeps its
+/// own value; a lane that takes no part is the caller's to refuse), and the
+/// predicate it gets.
+pub(super) fn shfl_source(mode: ShflMode, lane: usize, b: u64, c: u64) -> (Option<usize>, bool) {
+    let lane = lane as i32;
+    let bval = (b & 0x1f) as i32;
+    let seg = ((c >> 8) & 0x1f) as i32;
+    let clamp = (c & 0x1f) as i32;
+    let max_lane = (lane & seg) | (clamp & !seg);
+    let (j, ok) = match mode {
+        ShflMode::Up => (lane - bval, lane - bval >= max_lane),
+        ShflMode::Down => (lane + bval, lane + bval <= max_lane),
+        ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
+        ShflMode::Idx => {
+            let j = (lane & seg) | (bval & !seg);
+            (j, j <= max_lane)
+        }
+    };
+    ((ok && (0..32).contains(&j)).then_some(j as usize), ok)
+}
+
 /// Computes the results of the collectives of the lanes in `group` (bit `l`: lane
 /// `l` of the warp), each lane at its own operation: the one definition both
 /// engines use. Positions are left to the caller.
@@ -283,27 +305,8 @@ pub(super) fn eval_lanes<W: WarpLanes + ?Sized>(cx: &Ctx, lanes: &mut W, group: 
             Some(&Op::Shfl {
                 mode, d, p, b, c, ..
             }) => {
-                let lane = l as i32;
-                let bval = (lanes.get(l, b) & 0x1f) as i32;
-                let cv = lanes.get(l, c);
-                let seg = ((cv >> 8) & 0x1f) as i32;
-                let clamp = (cv & 0x1f) as i32;
-                let max_lane = (lane & seg) | (clamp & !seg);
-                let min_lane = lane & seg;
-                let (j, ok) = match mode {
-                    ShflMode::Up => (lane - bval, lane - bval >= max_lane),
-                    ShflMode::Down => (lane + bval, lane + bval <= max_lane),
-                    ShflMode::Bfly => (lane ^ bval, (lane ^ bval) <= max_lane),
-                    ShflMode::Idx => {
-                        let j = min_lane | (bval & !seg);
-                        (j, j <= max_lane)
-                    }
-                };
-                let j = if ok && (0..32).contains(&j) && group & (1 << j) != 0 {
-                    j as usize
-                } else {
-                    l
-                };
+                let (from, ok) = shfl_source(mode, l, lanes.get(l, b), lanes.get(l, c));
+                let j = from.filter(|&j| group & (1 << j) != 0).unwrap_or(l);
                 lanes.put(l, d, val[j]);
                 if p != NO_REG {
                     lanes.put(l, p, u64::from(ok));
