@@ -36,6 +36,7 @@ pub fn reset() {
         s.links.clear();
     }
     removed.finish();
+    crate::vmm::reset();
     crate::pool::reset();
     crate::managed::reset();
     state::with_stack(Vec::clear);
@@ -191,8 +192,8 @@ pub fn call_log() -> Vec<String> {
 
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
-/// "graph_execs", "libraries", "link_states", "pools"); -1 for
-/// an unknown kind.
+/// "graph_execs", "libraries", "link_states", "pools", "vmm_allocations",
+/// "vmm_reservations", "vmm_mappings"); -1 for an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
@@ -214,6 +215,9 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"libraries" => c.libraries,
         b"link_states" => c.link_states,
         b"pools" => c.pools,
+        b"vmm_allocations" => c.vmm_allocations,
+        b"vmm_reservations" => c.vmm_reservations,
+        b"vmm_mappings" => c.vmm_mappings,
         _ => return -1,
     };
     n as c_int

@@ -154,9 +154,11 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
         return Err(code::INVALID_VALUE); // pool memory goes back to its pool
     }
     let mut map = state::memory_mut();
+    // Virtual-memory mappings are never freed here, whatever `accept` admits: only
+    // `cuMemUnmap` takes them away (`crate::vmm`).
     let a = *map
         .get(&base)
-        .filter(|a| accept(&a.kind))
+        .filter(|a| a.kind != AllocKind::Mapped && accept(&a.kind))
         .ok_or(code::INVALID_VALUE)?;
     map.remove(&base);
     drop(map);
@@ -187,11 +189,12 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
     Ok(removed)
 }
 
-/// Removes everything context `ctx` owns (at context destruction).
+/// Removes everything context `ctx` owns (at context destruction). Virtual-memory
+/// mappings belong to no context: they stay.
 pub(crate) fn free_all_of(s: &mut State, ctx: u64) -> Removed {
     let bases: Vec<u64> = state::memory()
         .iter()
-        .filter(|(_, a)| a.ctx == ctx)
+        .filter(|(_, a)| a.ctx == ctx && a.kind != AllocKind::Mapped)
         .map(|(b, _)| *b)
         .collect();
     let mut removed = Removed::default();

@@ -186,8 +186,8 @@ impl Profile {
             99 => 1,      // HOST_REGISTER_SUPPORTED
             100 => 0,     // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
             101 => 1,     // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
-            102 => 0,     // VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: not implemented
-            103..=105 => 0, // export handle types
+            102 | 103 => i32::from(cfg!(target_os = "linux")), // VMM, POSIX fd handles (crate::vmm)
+            104 | 105 => 0, // Win32 handle types
             106 => self.blocks_per_sm() as i32, // MAX_BLOCKS_PER_MULTIPROCESSOR
             107 => 0,     // GENERIC_COMPRESSION_SUPPORTED
             108 => {

@@ -37,7 +37,8 @@
 //!   unregisters memory (`crate::devalloc`'s release) first removes the range
 //!   from the map, so that no later check passes, then waits with [`quiesce`] until
 //!   every operation running anywhere (any context, any thread) has ended, and only
-//!   then deallocates it. So an access whose check passed always completes before
+//!   then deallocates it (`crate::vmm` does the same when it unmaps virtual memory or
+//!   takes the last access to it away). So an access whose check passed always completes before
 //!   the memory goes; a check made after the removal fails, which the operation
 //!   reports as `CUDA_ERROR_ILLEGAL_ADDRESS` (sticky). Queued operations check their
 //!   ranges again when they run (the allocation must be the same one, by its buffer
@@ -80,25 +81,29 @@ pub fn quiesce() {
 }
 
 /// A range of mapped memory, as checked when an operation was queued: the base and
-/// the buffer id of the allocation holding it.
+/// the buffer id of the allocation holding it, and the end of the range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     base: u64,
     id: u64,
+    end: u64,
 }
 
 impl Span {
     /// Whether the allocation is still the one that was checked (not freed, not
-    /// replaced by another at the same address).
+    /// replaced by another at the same address) and still holds the range (only
+    /// virtual-memory stretches change size under one id: `crate::vmm`).
     pub fn alive(&self, map: &BTreeMap<u64, Alloc>) -> bool {
-        map.get(&self.base).is_some_and(|a| a.id == self.id)
+        map.get(&self.base)
+            .is_some_and(|a| a.id == self.id && self.end <= self.base + a.size.max(1))
     }
 }
 
-/// The span of the allocation `id` at `base` (graph memory, checked against its
-/// reservation before it is mapped: see `crate::graph::mem`).
-pub fn span(base: u64, id: u64) -> Span {
-    Span { base, id }
+/// The span of `[.., end)` inside the allocation `id` at `base` (pool blocks and
+/// graph memory, checked before they are mapped: see `crate::pool`,
+/// `crate::graph::mem`).
+pub fn span(base: u64, id: u64, end: u64) -> Span {
+    Span { base, id, end }
 }
 
 /// What `[addr, addr + len)` is: `Some` if it lies inside one mapped range (device
@@ -107,7 +112,11 @@ pub fn span(base: u64, id: u64) -> Span {
 pub fn classify(map: &BTreeMap<u64, Alloc>, addr: u64, len: u64) -> R<Option<Span>> {
     let end = addr.checked_add(len).ok_or(code::INVALID_VALUE)?;
     if let Some((base, a)) = state::find_alloc(map, addr, len) {
-        return Ok(Some(Span { base, id: a.id }));
+        return Ok(Some(Span {
+            base,
+            id: a.id,
+            end,
+        }));
     }
     match map.range(..end).next_back() {
         Some((&b, a)) if b.saturating_add(a.size.max(1)) > addr => Err(code::INVALID_VALUE),

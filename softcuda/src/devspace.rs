@@ -5,9 +5,11 @@
 //! keeps the same rule. At first use it reserves one large range of address space
 //! (`mmap` of inaccessible, unbacked pages: `PROT_NONE`, `MAP_NORESERVE`) and takes
 //! every kind of device memory from it — `cuMemAlloc`/`cuMemAllocPitch`, module
-//! variables, managed memory, pool blocks (`cuMemAllocAsync`, `cuMemPoolCreate`) and
-//! graph memory. Pinned (`cuMemHostAlloc`) and registered (`cuMemHostRegister`) host
-//! memory stay host memory and never lie inside the range.
+//! variables, managed memory, pool blocks (`cuMemAllocAsync`, `cuMemPoolCreate`),
+//! graph memory, and virtual-memory reservations (`cuMemAddressReserve`: blocks handed
+//! out inaccessible by [`alloc_reserved`], into which `crate::vmm` maps shared memory
+//! files and makes them accessible itself). Pinned (`cuMemHostAlloc`) and registered
+//! (`cuMemHostRegister`) host memory stay host memory and never lie inside the range.
 //!
 //! - A block is made accessible (`PROT_READ | PROT_WRITE`) when it is handed out; its
 //!   pages are zero (fresh, or discarded when last freed).
@@ -51,6 +53,8 @@ unsafe extern "C" {
 const PROT_NONE: c_int = 0;
 const PROT_READ: c_int = 1;
 const PROT_WRITE: c_int = 2;
+#[cfg(target_os = "linux")]
+const MAP_SHARED: c_int = 0x01;
 const MAP_PRIVATE: c_int = 0x02;
 const MAP_FIXED: c_int = 0x10;
 #[cfg(all(target_os = "linux", any(target_arch = "mips", target_arch = "mips64")))]
@@ -232,24 +236,136 @@ pub unsafe fn free(addr: u64, size: u64) {
     };
     let mut sp = space();
     // SAFETY: the block is ours (the caller's promise) and lies inside the
-    // reservation; replacing its pages with fresh inaccessible ones touches nothing
-    // else, and leaves no hole in the reservation at any moment.
+    // reservation; nothing accesses it.
+    if !unsafe { discard(addr, len) } {
+        // The pages could not be replaced: the block keeps its contents and stays
+        // accessible; it is never handed out again (a leak of address space only).
+        return;
+    }
+    give_back(&mut sp, addr, len);
+}
+
+/// Replaces the pages of `[addr, addr + len)` with fresh inaccessible, unbacked ones
+/// (`mmap` with `MAP_FIXED` over them: one atomic step, never a hole another mapping
+/// could fill); whatever was mapped there (anonymous pages, a shared file) is
+/// unmapped. `false` if the system refused (the old pages stay).
+///
+/// # Safety
+/// `[addr, addr + len)` is a page-aligned part of a block of the device address
+/// space that the caller owns, and nothing accesses it any more.
+pub unsafe fn discard(addr: u64, len: u64) -> bool {
+    let Ok(size) = usize::try_from(len) else {
+        return false;
+    };
+    // SAFETY: the range is the caller's and lies inside the reservation (the
+    // caller's promise); replacing its pages touches nothing else.
     let p = unsafe {
         mmap(
             addr as *mut c_void,
-            len as usize,
+            size,
             PROT_NONE,
             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
             -1,
             0,
         )
     };
-    if p as u64 != addr {
-        // The pages could not be replaced: the block keeps its contents and stays
-        // accessible; it is never handed out again (a leak of address space only).
-        return;
+    p as u64 == addr
+}
+
+/// Hands out an inaccessible block of `size` bytes (whole pages) whose address is a
+/// multiple of `align` (a power of two, at least a page): the address space of a
+/// virtual-memory reservation (`crate::vmm`), which the caller maps pages into. What
+/// the alignment leaves over before and after the block goes back to the freed
+/// blocks. Give it back with [`free`]`(addr, size)`. `None` when the range has no
+/// room left.
+pub fn alloc_reserved(size: u64, align: u64) -> Option<u64> {
+    let r = range()?;
+    let len = block_len(&r, size)?;
+    let align = align.max(r.page);
+    if !align.is_power_of_two() {
+        return None;
     }
-    give_back(&mut sp, addr, len);
+    let mut sp = space();
+    let start = r.base + sp.next;
+    let end = r.base + r.len;
+    // The never-used room first, then the first freed block with room for it.
+    let (from, flen, fresh) = match start
+        .checked_next_multiple_of(align)
+        .and_then(|a| a.checked_add(len))
+        .filter(|&e| e <= end)
+    {
+        Some(_) => (start, end - start, true),
+        None => {
+            let (&b, &l) = sp.free.iter().find(|&(&b, &l)| {
+                b.checked_next_multiple_of(align)
+                    .and_then(|a| a.checked_add(len))
+                    .is_some_and(|e| e <= b + l)
+            })?;
+            (b, l, false)
+        }
+    };
+    let addr = from.checked_next_multiple_of(align)?;
+    if fresh {
+        sp.next = addr + len - r.base;
+    } else {
+        sp.free.remove(&from);
+        let tail = from + flen - (addr + len);
+        if tail > 0 {
+            give_back(&mut sp, addr + len, tail);
+        }
+    }
+    if addr > from {
+        give_back(&mut sp, from, addr - from);
+    }
+    Some(addr)
+}
+
+/// Maps `[addr, addr + len)` of the shared memory object `fd` (from offset 0) over
+/// those addresses, inaccessible (`PROT_NONE`) until [`protect`]ed, replacing what
+/// was there in one step. Two mappings of one object alias its bytes. `false` if
+/// the system refused (the old pages stay).
+///
+/// # Safety
+/// `[addr, addr + len)` is a page-aligned part of a block from [`alloc_reserved`]
+/// that the caller owns and nothing accesses; `fd` is an open file at least `len`
+/// bytes long that is never shrunk.
+#[cfg(target_os = "linux")]
+pub unsafe fn map_shared(addr: u64, len: u64, fd: c_int) -> bool {
+    let Ok(size) = usize::try_from(len) else {
+        return false;
+    };
+    // SAFETY: the range is the caller's and lies inside the reservation (the
+    // caller's promise); mapping over it touches nothing else.
+    let p = unsafe {
+        mmap(
+            addr as *mut c_void,
+            size,
+            PROT_NONE,
+            MAP_SHARED | MAP_FIXED,
+            fd,
+            0,
+        )
+    };
+    p as u64 == addr
+}
+
+/// Makes `[addr, addr + len)` readable and writable (`rw`) or inaccessible.
+///
+/// # Safety
+/// `[addr, addr + len)` is a page-aligned part of a block of the device address
+/// space that the caller owns; when made inaccessible, nothing accesses it any more.
+pub unsafe fn protect(addr: u64, len: u64, rw: bool) -> bool {
+    let Ok(size) = usize::try_from(len) else {
+        return false;
+    };
+    let prot = if rw {
+        PROT_READ | PROT_WRITE
+    } else {
+        PROT_NONE
+    };
+    // SAFETY: the range is the caller's (the caller's promise); changing its
+    // protection touches nothing else.
+    unsafe { mprotect(addr as *mut c_void, size, prot) == 0 }
 }
 
 /// Enters `[addr, addr + len)` among the freed blocks, joined with its neighbours.
@@ -294,6 +410,52 @@ mod tests {
         }
         // SAFETY: freed once; nothing uses it.
         unsafe { free(b, 5000) };
+    }
+
+    #[test]
+    fn reserved_blocks_are_aligned_inaccessible_and_apart() {
+        const ALIGN: u64 = 2 << 20;
+        let a = alloc_reserved(3 * ALIGN, ALIGN).unwrap();
+        let b = alloc_reserved(ALIGN, 4 * ALIGN).unwrap();
+        assert_eq!(a % ALIGN, 0);
+        assert_eq!(b % (4 * ALIGN), 0);
+        assert!(a + 3 * ALIGN <= b || b + ALIGN <= a);
+        assert!(overlaps(a, 3 * ALIGN) && overlaps(b, ALIGN));
+        assert!(
+            alloc_reserved(ALIGN, 3 * ALIGN).is_none(),
+            "not a power of two"
+        );
+        #[cfg(target_os = "linux")]
+        {
+            // Inaccessible: the mapping holding `a` has no permission at all.
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+            let perms = maps.lines().find_map(|l| {
+                let (range, rest) = l.split_once(' ')?;
+                let (lo, hi) = range.split_once('-')?;
+                let (lo, hi) = (
+                    u64::from_str_radix(lo, 16).ok()?,
+                    u64::from_str_radix(hi, 16).ok()?,
+                );
+                (lo <= a && a < hi).then(|| rest[..4].to_string())
+            });
+            assert_eq!(perms.as_deref(), Some("---p"));
+        }
+        // Neither is among the freed blocks or the never-used room.
+        {
+            let r = range().unwrap();
+            let sp = space();
+            for (&f, &l) in &sp.free {
+                assert!(f + l <= a || a + 3 * ALIGN <= f);
+                assert!(f + l <= b || b + ALIGN <= f);
+            }
+            assert!(r.base + sp.next >= b + ALIGN);
+        }
+        // SAFETY: both came from `alloc_reserved`, are freed once, and nothing
+        // accesses them (nothing can: they are inaccessible).
+        unsafe {
+            free(a, 3 * ALIGN);
+            free(b, ALIGN);
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@
 //!        │
 //! graph::exec (run graphs)  launch/ image copy            launch, modules, copies
 //!        │
-//! graph (model, capture, mem, cond)  pool managed devalloc  graphs, device memory
+//! graph (model, capture, mem, cond)  pool managed devalloc vmm  graphs, device memory
 //!        │
 //! stream (workers, events, drain)                         ordering
 //!        │
@@ -40,7 +40,7 @@
 //! a launch's completion event through `cuEventRecordWithFlags` itself (so that its
 //! call log and fault injection apply). Arrows that still point up inside the lower
 //! layers: `state` ↔ `stream` (the state holds the streams and events; a stream
-//! reports into its context's sticky error), `state` → `pool` and `graph` (what a
+//! reports into its context's sticky error), `state` → `pool`, `graph` and `vmm` (what a
 //! kernel may touch, conditional handles, live counts), `stream` → `graph::capture`
 //! (the legacy stream refuses to wait for a capturing stream), and `devalloc` ↔
 //! `pool`, `graph::mem` (a free checks the other owners of device memory, which
@@ -77,5 +77,6 @@ mod sanitize;
 pub mod state;
 pub mod stream;
 pub mod types;
+mod vmm;
 
 pub use api::proc::{cuGetProcAddress, cuGetProcAddress_v2};

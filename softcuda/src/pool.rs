@@ -226,7 +226,7 @@ pub(crate) fn pending_span(addr: u64, len: u64) -> Option<Span> {
     let p = pools();
     let (&base, b) = p.blocks.range(..=addr).next_back()?;
     let end = addr.checked_add(len)?;
-    (end <= base + b.len).then(|| devmem::span(base, b.id))
+    (end <= base + b.len).then(|| devmem::span(base, b.id, end))
 }
 
 /// Created pools alive (default pools are not counted: they are never destroyed).

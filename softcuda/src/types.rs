@@ -195,10 +195,31 @@ pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType = 2;
 /// `CU_GRAPH_COND_ASSIGN_DEFAULT`.
 pub const CU_GRAPH_COND_ASSIGN_DEFAULT: c_uint = 1;
 
+pub const CU_MEM_ALLOCATION_TYPE_INVALID: c_uint = 0;
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: c_uint = 1;
+pub const CU_MEM_ALLOCATION_TYPE_MANAGED: c_uint = 2;
+pub const CU_MEM_LOCATION_TYPE_INVALID: c_uint = 0;
 pub const CU_MEM_LOCATION_TYPE_DEVICE: c_uint = 1;
-pub const CU_MEM_HANDLE_TYPE_NONE: c_uint = 0;
+pub const CU_MEM_LOCATION_TYPE_HOST: c_uint = 2;
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: c_uint = 3;
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: c_uint = 4;
+/// `CUmemAllocationHandleType` (bits).
+pub type CUmemAllocationHandleType = c_uint;
+pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType = 0;
+pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType = 1;
+pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType = 2;
+pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType = 4;
+pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType = 8;
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: c_uint = 0;
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: c_uint = 1;
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: c_uint = 3;
+/// `CUmemAllocationGranularity_flags`.
+pub type CUmemAllocationGranularity_flags = c_uint;
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags = 0;
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags = 1;
+
+/// `CUmemGenericAllocationHandle`: physical memory made by `cuMemCreate`.
+pub type CUmemGenericAllocationHandle = u64;
 
 /// `CUmemLocation`.
 #[repr(C)]
@@ -219,6 +240,27 @@ pub struct CUmemPoolProps {
     pub maxSize: usize,
     pub usage: u16,
     pub reserved: [u8; 54],
+}
+
+/// The `allocFlags` member of `CUmemAllocationProp`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUmemAllocationProp_allocFlags {
+    pub compressionType: u8,
+    pub gpuDirectRDMACapable: u8,
+    pub usage: u16,
+    pub reserved: [u8; 4],
+}
+
+/// `CUmemAllocationProp` (`_v1`): 32 bytes, pointer-aligned.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUmemAllocationProp {
+    pub type_: c_uint,
+    pub requestedHandleTypes: CUmemAllocationHandleType,
+    pub location: CUmemLocation,
+    pub win32HandleMetaData: *mut c_void,
+    pub allocFlags: CUmemAllocationProp_allocFlags,
 }
 
 /// `CUmemAccessDesc`.

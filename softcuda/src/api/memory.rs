@@ -198,7 +198,7 @@ pub unsafe extern "C" fn cuMemHostGetDevicePointer_v2(
         }
         state::current_ctx(&state::state())?;
         let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
-        if a.kind == AllocKind::Device {
+        if !matches!(a.kind, AllocKind::PinnedHost(_) | AllocKind::Registered(_)) {
             return Err(code::INVALID_VALUE);
         }
         out(dptr, p as u64)
@@ -213,7 +213,7 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
         let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
         match a.kind {
             AllocKind::PinnedHost(f) | AllocKind::Registered(f) => out(flags, f),
-            AllocKind::Device => Err(code::INVALID_VALUE),
+            AllocKind::Device | AllocKind::Mapped => Err(code::INVALID_VALUE),
         }
     })
 }
@@ -384,8 +384,18 @@ fn pointer_attribute(data: *mut c_void, attr: c_uint, ptr: CUdeviceptr) -> R {
     }
     let (base, a) = state::find_alloc(&state::memory(), ptr, 1).ok_or(code::INVALID_VALUE)?;
     let managed = crate::managed::is_managed(base, a.id);
-    let host = !matches!(a.kind, AllocKind::Device);
+    let host = matches!(a.kind, AllocKind::PinnedHost(_) | AllocKind::Registered(_));
     match attr {
+        // Virtual-memory mappings belong to no context: the one current when their
+        // stretch entered the map (`crate::vmm`), while it lives, else none.
+        1 if a.kind == AllocKind::Mapped => out(
+            data.cast::<CUcontext>(),
+            if state::state().contexts.contains_key(&a.ctx) {
+                state::handle(Kind::Context, a.ctx)
+            } else {
+                core::ptr::null_mut()
+            },
+        ),
         1 => out(
             data.cast::<CUcontext>(),
             state::handle(Kind::Context, a.ctx),

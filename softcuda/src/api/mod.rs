@@ -36,5 +36,6 @@ pub mod proc;
 pub mod stream;
 pub mod tensor_map;
 pub mod unimplemented;
+pub mod vmm;
 
 pub(crate) use crate::ffi::{c_text, out};

@@ -10,7 +10,7 @@ use super::launch_ex::*;
 use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::{library::*, link::*};
-use super::{managed::*, pool::*};
+use super::{managed::*, pool::*, vmm::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -270,6 +270,19 @@ exports! {
     "cuMemAllocAsync" @ 11020 => cuMemAllocAsync,
     "cuMemAllocFromPoolAsync" @ 11020 => cuMemAllocFromPoolAsync,
     "cuMemFreeAsync" @ 11020 => cuMemFreeAsync,
+    "cuMemGetAllocationGranularity" @ 10020 => cuMemGetAllocationGranularity,
+    "cuMemCreate" @ 10020 => cuMemCreate,
+    "cuMemRelease" @ 10020 => cuMemRelease,
+    "cuMemRetainAllocationHandle" @ 11000 => cuMemRetainAllocationHandle,
+    "cuMemGetAllocationPropertiesFromHandle" @ 10020 => cuMemGetAllocationPropertiesFromHandle,
+    "cuMemExportToShareableHandle" @ 10020 => cuMemExportToShareableHandle,
+    "cuMemImportFromShareableHandle" @ 10020 => cuMemImportFromShareableHandle,
+    "cuMemAddressReserve" @ 10020 => cuMemAddressReserve,
+    "cuMemAddressFree" @ 10020 => cuMemAddressFree,
+    "cuMemMap" @ 10020 => cuMemMap,
+    "cuMemSetAccess" @ 10020 => cuMemSetAccess,
+    "cuMemGetAccess" @ 10020 => cuMemGetAccess,
+    "cuMemUnmap" @ 10020 => cuMemUnmap,
     "cuMemAllocManaged" @ 6000 => cuMemAllocManaged,
     "cuStreamAttachMemAsync" @ 6000 => cuStreamAttachMemAsync,
     "cuMemPrefetchAsync" @ 8000 => cuMemPrefetchAsync,

@@ -117,26 +117,13 @@ unimplemented_functions! {
     cuLogsDumpToMemory
     cuLogsRegisterCallback
     cuLogsUnregisterCallback
-    cuMemAddressFree
-    cuMemAddressReserve
     cuMemBatchDecompressAsync
-    cuMemCreate
-    cuMemExportToShareableHandle
-    cuMemGetAccess
-    cuMemGetAllocationGranularity
-    cuMemGetAllocationPropertiesFromHandle
     cuMemGetHandleForAddressRange
-    cuMemImportFromShareableHandle
-    cuMemMap
     cuMemMapArrayAsync
     cuMemPoolExportPointer
     cuMemPoolExportToShareableHandle
     cuMemPoolImportFromShareableHandle
     cuMemPoolImportPointer
-    cuMemRelease
-    cuMemRetainAllocationHandle
-    cuMemSetAccess
-    cuMemUnmap
     cuMemcpy3DBatchAsync
     cuMemcpy3DPeer
     cuMemcpy3DPeerAsync

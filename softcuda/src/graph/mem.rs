@@ -134,7 +134,7 @@ pub fn reserved_span(addr: u64, len: u64) -> Option<Span> {
     let t = table();
     let (&base, i) = t.range(..=addr).next_back()?;
     let end = addr.checked_add(len)?;
-    (!i.dead && end <= base + i.size).then(|| devmem::span(base, i.id))
+    (!i.dead && end <= base + i.size).then(|| devmem::span(base, i.id, end))
 }
 
 /// Adding a free node of `base` to graph `graph`: `base` must be a live

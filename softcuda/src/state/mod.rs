@@ -129,6 +129,10 @@ pub enum AllocKind {
     PinnedHost(u32),
     /// `cuMemHostRegister` (flags); not owned.
     Registered(u32),
+    /// A mapping of virtual-memory-managed physical memory that some device may
+    /// access (`cuMemMap` + `cuMemSetAccess`): device memory owned by `crate::vmm`,
+    /// not by a context; no free function but `cuMemUnmap` takes it away.
+    Mapped,
 }
 
 /// One entry of the memory map.
@@ -539,6 +543,13 @@ pub struct LiveCounts {
     pub link_states: usize,
     /// Memory pools made with `cuMemPoolCreate` and not yet destroyed.
     pub pools: usize,
+    /// Physical allocations (`cuMemCreate`, `cuMemImportFromShareableHandle`) not yet
+    /// freed: held by a handle or mapped.
+    pub vmm_allocations: usize,
+    /// Address reservations (`cuMemAddressReserve`) not yet freed.
+    pub vmm_reservations: usize,
+    /// Mappings (`cuMemMap`) not yet unmapped.
+    pub vmm_mappings: usize,
 }
 
 /// Counts the live objects.
@@ -546,6 +557,8 @@ pub fn live_counts() -> LiveCounts {
     // The pools' lock first, on its own: a stream's pool job holds it while it takes
     // the memory map's, so taking it under `memory()` could deadlock.
     let pools = crate::pool::live_count();
+    // The VMM lock, likewise, before the state lock (its lock order).
+    let (vmm_allocations, vmm_reservations, vmm_mappings) = crate::vmm::live_counts();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -563,5 +576,8 @@ pub fn live_counts() -> LiveCounts {
         libraries: s.libraries.len(),
         link_states: s.links.len(),
         pools,
+        vmm_allocations,
+        vmm_reservations,
+        vmm_mappings,
     }
 }
