@@ -88,11 +88,15 @@ pub enum Kind {
     Graphs,
     /// An executable graph (`cuGraphInstantiate`).
     GraphExecs,
+    /// Physical memory (`cuMemCreate`, `cuMemImportFromShareableHandle`).
+    PhysicalMemory,
+    /// A reserved range of device addresses (`cuMemAddressReserve`).
+    AddressRanges,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Contexts,
         Kind::PrimaryRetains,
         Kind::Streams,
@@ -108,6 +112,8 @@ impl Kind {
         Kind::PoolAllocations,
         Kind::Graphs,
         Kind::GraphExecs,
+        Kind::PhysicalMemory,
+        Kind::AddressRanges,
     ];
 
     /// A short name for reports.
@@ -128,6 +134,8 @@ impl Kind {
             Kind::PoolAllocations => "pool allocation",
             Kind::Graphs => "graph",
             Kind::GraphExecs => "executable graph",
+            Kind::PhysicalMemory => "physical memory",
+            Kind::AddressRanges => "address range",
         }
     }
 }

@@ -184,6 +184,7 @@ pub mod tensor_map;
 pub mod topology;
 pub mod trace;
 pub mod version;
+pub mod vmm;
 mod wait;
 
 /// Entry points for the fuzz targets in `fuzz/` (built with `--cfg fuzzing`, as

@@ -181,6 +181,28 @@ fn managed_memory_with_no_driver_chosen_runs_on_softcuda_and_says_so() {
 }
 
 #[test]
+fn growable_vector_with_no_driver_chosen_grows_in_place_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: growable_vector runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("growable_vector");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(s.contains("granularity: 2048 KiB minimum"), "{s}");
+    assert!(
+        s.contains("grew to 2100000 elements (10 MiB mapped), address unchanged"),
+        "{s}"
+    );
+    assert!(!s.contains("MOVED"), "{s}");
+    assert!(
+        s.contains("2100000 elements, all equal to the CPU result, never moved"),
+        "{s}"
+    );
+}
+
+#[test]
 fn cluster_launch_with_no_driver_chosen_runs_on_softcudas_9_0_device() {
     if oxicuda_driver::init().is_ok() {
         return;

@@ -205,6 +205,24 @@ pub enum CudaError {
         /// The elements there are.
         len: usize,
     },
+    /// Bytes of an [`AddressRange`](crate::vmm::AddressRange) that a view or an unmap
+    /// needs mapped are not (nothing mapped there, or a gap).
+    #[error("bytes {start}..{end} of the address range are not mapped")]
+    NotMapped {
+        /// The first byte asked for.
+        start: usize,
+        /// One past the last byte asked for.
+        end: usize,
+    },
+    /// A mapping into an [`AddressRange`](crate::vmm::AddressRange) would overlap
+    /// memory mapped there already.
+    #[error("bytes {start}..{end} of the address range are mapped already")]
+    AlreadyMapped {
+        /// The first byte of the mapping in the way.
+        start: usize,
+        /// One past its last byte.
+        end: usize,
+    },
     /// A module image that is malformed: the reason says how.
     #[error("invalid module image: {0}")]
     InvalidImage(&'static str),
