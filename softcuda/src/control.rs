@@ -36,6 +36,7 @@ pub fn reset() {
         s.links.clear();
     }
     removed.finish();
+    crate::external::reset();
     crate::vmm::reset();
     crate::pool::reset();
     crate::managed::reset();
@@ -95,6 +96,30 @@ pub fn config() -> Config {
 /// `CUDA_ERROR_INVALID_VALUE`.
 pub fn device_range() -> Option<(u64, u64)> {
     crate::devspace::bounds()
+}
+
+/// A fresh softcuda memory file of `size` bytes (zeroed), the caller's: softcuda's
+/// stand-in for memory that Vulkan, OpenGL or another process exports as an opaque
+/// file descriptor. `cuImportExternalMemory` (`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`)
+/// accepts it, as it accepts a descriptor from `cuMemExportToShareableHandle`, and
+/// `cuMemImportFromShareableHandle` accepts it if `size` is a multiple of 2 MiB. It
+/// is a sealed memory file (`memfd_create`, named `softcuda-vmm-dev0`,
+/// close-on-exec) that another process can map too. `None` where external memory is
+/// not supported (not Linux), for `size` 0, or if the system refuses.
+pub fn external_memory_fd(size: u64) -> Option<std::os::fd::OwnedFd> {
+    crate::external::memory_file(size)
+}
+
+/// A fresh softcuda semaphore file, the caller's: softcuda's stand-in for a
+/// semaphore that Vulkan or another process exports as an opaque file descriptor.
+/// `cuImportExternalSemaphore` accepts it as a binary (`OPAQUE_FD`) or a timeline
+/// (`TIMELINE_SEMAPHORE_FD`) semaphore. It is a sealed 8-byte memory file
+/// (`memfd_create`, named `softcuda-semaphore`, close-on-exec) holding the counter,
+/// initially 0; every import of it, in this process or another one it is passed
+/// to, shares that counter. `None` where external semaphores are not supported
+/// (not Linux) or if the system refuses.
+pub fn external_semaphore_fd() -> Option<std::os::fd::OwnedFd> {
+    crate::external::semaphore_file()
 }
 
 /// Makes the `nth` call (1-based, from now) of `function` (its base name, e.g.
@@ -193,7 +218,8 @@ pub fn call_log() -> Vec<String> {
 /// `softcuda_live_count(kind)`: live objects of `kind` ("contexts", "streams",
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
 /// "graph_execs", "libraries", "link_states", "pools", "vmm_allocations",
-/// "vmm_reservations", "vmm_mappings"); -1 for an unknown kind.
+/// "vmm_reservations", "vmm_mappings", "external_memories", "external_buffers",
+/// "external_semaphores"); -1 for an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
@@ -218,6 +244,9 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"vmm_allocations" => c.vmm_allocations,
         b"vmm_reservations" => c.vmm_reservations,
         b"vmm_mappings" => c.vmm_mappings,
+        b"external_memories" => c.external_memories,
+        b"external_buffers" => c.external_buffers,
+        b"external_semaphores" => c.external_semaphores,
         _ => return -1,
     };
     n as c_int

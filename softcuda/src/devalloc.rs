@@ -113,6 +113,9 @@ pub(crate) struct Removed {
     /// Allocations softcuda owns: base, size, and whether it is device memory (from
     /// `crate::devspace`; otherwise pinned host memory, from the host allocator).
     owned: Vec<(u64, u64, bool)>,
+    /// Bases of buffers mapped from external memory, unmapped by
+    /// `crate::external::unmap_buffer`.
+    external: Vec<u64>,
 }
 
 impl Removed {
@@ -120,6 +123,7 @@ impl Removed {
     pub(crate) fn merge(&mut self, other: Removed) {
         self.any |= other.any;
         self.owned.extend(other.owned);
+        self.external.extend(other.external);
     }
 
     /// Waits until no operation that may have checked the memory before it left the
@@ -144,6 +148,12 @@ impl Removed {
                 unsafe { std::alloc::dealloc(base as *mut u8, l) };
             }
         }
+        for base in self.external {
+            // SAFETY: the buffer left the map once (so it is unmapped once); every
+            // operation that could still touch it has ended (above), and no later one
+            // can find it.
+            unsafe { crate::external::unmap_buffer(base) };
+        }
     }
 }
 
@@ -163,11 +173,20 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
     map.remove(&base);
     drop(map);
     crate::sanitize::initcheck::forget(base, a.size);
+    if a.kind == AllocKind::External {
+        // Imported memory: counted against no budget; its pages go back with its
+        // file (`crate::external`).
+        return Ok(Removed {
+            any: true,
+            owned: Vec::new(),
+            external: vec![base],
+        });
+    }
     if graph::mem::is_reserved(base) {
         // Graph memory: unmapped only; it stays reserved (`crate::graph::mem`).
         return Ok(Removed {
             any: true,
-            owned: Vec::new(),
+            ..Removed::default()
         });
     }
     if a.kind == AllocKind::Device {
@@ -175,7 +194,7 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
     }
     let mut removed = Removed {
         any: true,
-        owned: Vec::new(),
+        ..Removed::default()
     };
     if !matches!(a.kind, AllocKind::Registered(_)) {
         state::ALLOCATED.fetch_sub(
@@ -189,8 +208,9 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
     Ok(removed)
 }
 
-/// Removes everything context `ctx` owns (at context destruction). Virtual-memory
-/// mappings belong to no context: they stay.
+/// Removes everything context `ctx` owns (at context destruction), buffers mapped
+/// from external memory included. Virtual-memory mappings belong to no context: they
+/// stay.
 pub(crate) fn free_all_of(s: &mut State, ctx: u64) -> Removed {
     let bases: Vec<u64> = state::memory()
         .iter()

@@ -201,7 +201,7 @@ impl Profile {
             110 => 0,     // GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
             111 => 1024,  // RESERVED_SHARED_MEMORY_PER_BLOCK
             112 | 113 => 0, // sparse arrays, read-only host register
-            114 => 0,     // TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
+            114 => i32::from(cfg!(target_os = "linux")), // timeline semaphores (crate::external)
             115 => 1,     // MEMORY_POOLS_SUPPORTED
             116..=118 => 0, // GPUDirect RDMA
             119 => 0,     // MEMPOOL_SUPPORTED_HANDLE_TYPES: none

@@ -331,7 +331,19 @@ pub fn alloc_reserved(size: u64, align: u64) -> Option<u64> {
 /// bytes long that is never shrunk.
 #[cfg(target_os = "linux")]
 pub unsafe fn map_shared(addr: u64, len: u64, fd: c_int) -> bool {
-    let Ok(size) = usize::try_from(len) else {
+    // SAFETY: the caller's promise, passed on (offset 0).
+    unsafe { map_shared_at(addr, len, fd, 0) }
+}
+
+/// [`map_shared`] of the object's bytes from `offset` (a multiple of the page
+/// size): `[addr, addr + len)` then shows `[offset, offset + len)` of `fd`.
+///
+/// # Safety
+/// As [`map_shared`], with `fd` at least `offset` plus `len` rounded down to a page
+/// (plus at least one byte) long — every page of the range holds some of the file.
+#[cfg(target_os = "linux")]
+pub unsafe fn map_shared_at(addr: u64, len: u64, fd: c_int, offset: u64) -> bool {
+    let (Ok(size), Ok(off)) = (usize::try_from(len), c_long::try_from(offset)) else {
         return false;
     };
     // SAFETY: the range is the caller's and lies inside the reservation (the
@@ -343,10 +355,16 @@ pub unsafe fn map_shared(addr: u64, len: u64, fd: c_int) -> bool {
             PROT_NONE,
             MAP_SHARED | MAP_FIXED,
             fd,
-            0,
+            off,
         )
     };
     p as u64 == addr
+}
+
+/// The size of a block's pages (the system's page size, at least 256 bytes); `None`
+/// if no device address space could be reserved.
+pub fn page_size() -> Option<u64> {
+    range().map(|r| r.page)
 }
 
 /// Makes `[addr, addr + len)` readable and writable (`rw`) or inaccessible.

@@ -26,7 +26,7 @@
 //!        │
 //! graph::exec (run graphs)  launch/ image copy            launch, modules, copies
 //!        │
-//! graph (model, capture, mem, cond)  pool managed devalloc vmm  graphs, device memory
+//! graph (model, capture, mem, cond)  pool managed devalloc vmm external  graphs, device memory
 //!        │
 //! stream (workers, events, drain)                         ordering
 //!        │
@@ -44,7 +44,9 @@
 //! kernel may touch, conditional handles, live counts), `stream` → `graph::capture`
 //! (the legacy stream refuses to wait for a capturing stream), and `devalloc` ↔
 //! `pool`, `graph::mem` (a free checks the other owners of device memory, which
-//! reserve through `devalloc`). `control` reaches `api::context` for context
+//! reserve through `devalloc`), `devalloc` → `external` (a free of a buffer mapped
+//! from external memory gives its pages back there), `external` → `vmm` (its memory
+//! files). `control` reaches `api::context` for context
 //! teardown.
 //!
 //! `sanitize` (the sanitizer, `SOFTCUDA_SANITIZE`) is a leaf every layer may report
@@ -65,6 +67,7 @@ mod devalloc;
 pub mod device;
 mod devmem;
 mod devspace;
+mod external;
 mod ffi;
 pub mod graph;
 mod image;

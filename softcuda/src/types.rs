@@ -426,3 +426,163 @@ pub struct CUDA_GRAPH_INSTANTIATE_PARAMS {
     pub hErrNode_out: CUgraphNode,
     pub result_out: CUgraphInstantiateResult,
 }
+
+/// `CUexternalMemory`: an imported memory object (`cuImportExternalMemory`).
+pub type CUexternalMemory = *mut c_void;
+/// `CUexternalSemaphore`: an imported semaphore (`cuImportExternalSemaphore`).
+pub type CUexternalSemaphore = *mut c_void;
+
+/// `CUexternalMemoryHandleType`.
+pub type CUexternalMemoryHandleType = c_uint;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType = 1;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType = 2;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType = 3;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType = 4;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType = 5;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType = 6;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType = 7;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType = 8;
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType = 9;
+/// `CUDA_EXTERNAL_MEMORY_DEDICATED`.
+pub const CUDA_EXTERNAL_MEMORY_DEDICATED: c_uint = 1;
+
+/// `CUexternalSemaphoreHandleType`.
+pub type CUexternalSemaphoreHandleType = c_uint;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType = 1;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType = 2;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType = 3;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType = 4;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType = 5;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType = 6;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType = 7;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType =
+    8;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType =
+    9;
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32:
+    CUexternalSemaphoreHandleType = 10;
+
+/// The Win32 member of the handle unions of the external handle descriptors.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_EXTERNAL_HANDLE_win32 {
+    pub handle: *mut c_void,
+    pub name: *const c_void,
+}
+
+/// The `handle` union of `CUDA_EXTERNAL_MEMORY_HANDLE_DESC` (16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_handle {
+    pub fd: c_int,
+    pub win32: CUDA_EXTERNAL_HANDLE_win32,
+    pub nvSciBufObject: *const c_void,
+}
+
+/// `CUDA_EXTERNAL_MEMORY_HANDLE_DESC` (`_v1`): 104 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+    pub type_: CUexternalMemoryHandleType,
+    pub handle: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_handle,
+    pub size: u64,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// `CUDA_EXTERNAL_MEMORY_BUFFER_DESC` (`_v1`): 88 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC {
+    pub offset: u64,
+    pub size: u64,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// The `handle` union of `CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC` (16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_handle {
+    pub fd: c_int,
+    pub win32: CUDA_EXTERNAL_HANDLE_win32,
+    pub nvSciSyncObj: *const c_void,
+}
+
+/// `CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC` (`_v1`): 96 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC {
+    pub type_: CUexternalSemaphoreHandleType,
+    pub handle: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_handle,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// The `fence` member of the semaphore signal and wait parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_fence {
+    pub value: u64,
+}
+
+/// The `nvSciSync` union of the semaphore signal and wait parameters.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUDA_EXTERNAL_SEMAPHORE_nvSciSync {
+    pub fence: *mut c_void,
+    pub reserved: u64,
+}
+
+/// The `keyedMutex` member of `CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_keyedMutex {
+    pub key: u64,
+}
+
+/// The `params` member of `CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS` (72 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_params {
+    pub fence: CUDA_EXTERNAL_SEMAPHORE_fence,
+    pub nvSciSync: CUDA_EXTERNAL_SEMAPHORE_nvSciSync,
+    pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_keyedMutex,
+    pub reserved: [c_uint; 12],
+}
+
+/// `CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS` (`_v1`): 144 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS {
+    pub params: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_params,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}
+
+/// The `keyedMutex` member of `CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_keyedMutex {
+    pub key: u64,
+    pub timeoutMs: c_uint,
+}
+
+/// The `params` member of `CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS` (72 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_params {
+    pub fence: CUDA_EXTERNAL_SEMAPHORE_fence,
+    pub nvSciSync: CUDA_EXTERNAL_SEMAPHORE_nvSciSync,
+    pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_WAIT_keyedMutex,
+    pub reserved: [c_uint; 10],
+}
+
+/// `CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS` (`_v1`): 144 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS {
+    pub params: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_params,
+    pub flags: c_uint,
+    pub reserved: [c_uint; 16],
+}

@@ -634,6 +634,22 @@ pub(crate) fn reset() {
     }
 }
 
+/// The device and size of `fd` if it is a softcuda memory file (`softcuda-vmm-dev<N>`:
+/// exported by `cuMemExportToShareableHandle`, here or in another softcuda process,
+/// or made by `crate::control::external_memory_fd`), sealed against shrinking and
+/// open for reading and writing; `None` otherwise.
+pub(crate) fn identify(fd: c_int) -> Option<(usize, u64)> {
+    os::identify(fd)
+}
+
+/// A fresh softcuda memory file of device 0 (as [`identify`] recognises), of `size`
+/// bytes (zero), sealed at that size; the caller owns the descriptor.
+pub(crate) fn memory_file(size: u64) -> Option<c_int> {
+    os::create(0, size)
+}
+
+pub(crate) use os::{create_named, named};
+
 /// The memory files (Linux).
 #[cfg(target_os = "linux")]
 mod os {
@@ -669,8 +685,14 @@ mod os {
     /// A fresh memory file of `size` bytes (zero) for device `device`, sealed at that
     /// size.
     pub(super) fn create(device: usize, size: u64) -> Option<c_int> {
+        create_named(&format!("{PREFIX}{device}"), size)
+    }
+
+    /// A fresh memory file named `name`, of `size` bytes (zero), sealed at that size
+    /// (against shrinking and growing), close-on-exec.
+    pub(crate) fn create_named(name: &str, size: u64) -> Option<c_int> {
         let len = c_long::try_from(size).ok()?;
-        let name = std::ffi::CString::new(format!("{PREFIX}{device}")).ok()?;
+        let name = std::ffi::CString::new(name).ok()?;
         // SAFETY: a NUL-terminated name; the call only creates a file.
         let fd = unsafe { memfd_create(name.as_ptr(), MFD_CLOEXEC | MFD_ALLOW_SEALING) };
         if fd < 0 {
@@ -703,6 +725,18 @@ mod os {
     /// The device and size of the softcuda memory file `fd` (sealed against
     /// shrinking); `None` if it is not one.
     pub(super) fn identify(fd: c_int) -> Option<(usize, u64)> {
+        let (name, size) = named(fd)?;
+        let digits = name.strip_prefix(PREFIX)?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some((digits.parse().ok()?, size))
+    }
+
+    /// The name and size of the memory file `fd` if it is one (`memfd_create`),
+    /// sealed against shrinking (no page of a mapping of it can go missing) and open
+    /// for reading and writing; `None` otherwise.
+    pub(crate) fn named(fd: c_int) -> Option<(String, u64)> {
         if fd < 0 {
             return None;
         }
@@ -712,19 +746,13 @@ mod os {
         let n = unsafe { readlink(path.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
         let n = usize::try_from(n).ok().filter(|&n| n < buf.len())?;
         let target = core::str::from_utf8(&buf[..n]).ok()?;
-        let rest = target.strip_prefix("/memfd:")?.strip_prefix(PREFIX)?;
-        let digits = rest.split(' ').next()?;
-        let tail = &rest[digits.len()..];
-        if digits.is_empty()
-            || !digits.bytes().all(|b| b.is_ascii_digit())
-            || !(tail.is_empty() || tail == " (deleted)")
-        {
+        let rest = target.strip_prefix("/memfd:")?;
+        let name = rest.strip_suffix(" (deleted)").unwrap_or(rest);
+        if name.contains(' ') {
             return None;
         }
-        let device = digits.parse().ok()?;
         // SAFETY: reading a descriptor's seals and flags touches no memory.
         let (seals, flags) = unsafe { (fcntl(fd, F_GET_SEALS), fcntl(fd, F_GETFL)) };
-        // Never shrunk under a mapping (no page of it can go missing), and writable.
         if seals < 0 || seals & F_SEAL_SHRINK == 0 || flags < 0 || flags & O_ACCMODE != O_RDWR {
             return None;
         }
@@ -735,7 +763,7 @@ mod os {
         if at >= 0 {
             unsafe { lseek(fd, at, SEEK_SET) };
         }
-        Some((device, u64::try_from(end).ok()?))
+        Some((name.to_owned(), u64::try_from(end).ok()?))
     }
 
     /// Maps `len` bytes of `fd` at `addr`, inaccessible.
@@ -765,6 +793,14 @@ mod os {
     pub(super) fn close_fd(_fd: c_int) {}
 
     pub(super) fn identify(_fd: c_int) -> Option<(usize, u64)> {
+        None
+    }
+
+    pub(crate) fn create_named(_name: &str, _size: u64) -> Option<c_int> {
+        None
+    }
+
+    pub(crate) fn named(_fd: c_int) -> Option<(String, u64)> {
         None
     }
 

@@ -65,7 +65,8 @@ pub unsafe extern "C" fn cuMemAllocPitch_v2(
     })
 }
 
-/// `cuMemFree_v2`: `ptr` must be the base of a live device allocation.
+/// `cuMemFree_v2`: `ptr` must be the base of a live device allocation (`cuMemAlloc`
+/// memory, or a buffer mapped from external memory).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
     api!("cuMemFree", {
@@ -79,7 +80,9 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
         state::current_ctx(&s)?;
         graph::mem::check_free(ptr)?;
         let size = state::memory().get(&ptr).map(|a| a.size);
-        let removed = match release(&mut s, ptr, |k| *k == AllocKind::Device) {
+        let removed = match release(&mut s, ptr, |k| {
+            matches!(k, AllocKind::Device | AllocKind::External)
+        }) {
             Ok(r) => r,
             Err(e) => {
                 drop(s);
@@ -213,7 +216,7 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
         let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
         match a.kind {
             AllocKind::PinnedHost(f) | AllocKind::Registered(f) => out(flags, f),
-            AllocKind::Device | AllocKind::Mapped => Err(code::INVALID_VALUE),
+            AllocKind::Device | AllocKind::Mapped | AllocKind::External => Err(code::INVALID_VALUE),
         }
     })
 }

@@ -22,6 +22,7 @@ pub(crate) use api;
 
 pub mod context;
 pub mod device;
+pub mod external;
 pub mod graph;
 pub mod init;
 pub mod launch_ex;

@@ -9,8 +9,8 @@
 use super::launch_ex::*;
 use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
+use super::{external::*, managed::*, pool::*, vmm::*};
 use super::{library::*, link::*};
-use super::{managed::*, pool::*, vmm::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -279,6 +279,13 @@ exports! {
     "cuMemImportFromShareableHandle" @ 10020 => cuMemImportFromShareableHandle,
     "cuMemAddressReserve" @ 10020 => cuMemAddressReserve,
     "cuMemAddressFree" @ 10020 => cuMemAddressFree,
+    "cuImportExternalMemory" @ 10000 => cuImportExternalMemory,
+    "cuExternalMemoryGetMappedBuffer" @ 10000 => cuExternalMemoryGetMappedBuffer,
+    "cuDestroyExternalMemory" @ 10000 => cuDestroyExternalMemory,
+    "cuImportExternalSemaphore" @ 10000 => cuImportExternalSemaphore,
+    "cuSignalExternalSemaphoresAsync" @ 10000 => cuSignalExternalSemaphoresAsync,
+    "cuWaitExternalSemaphoresAsync" @ 10000 => cuWaitExternalSemaphoresAsync,
+    "cuDestroyExternalSemaphore" @ 10000 => cuDestroyExternalSemaphore,
     "cuMemMap" @ 10020 => cuMemMap,
     "cuMemSetAccess" @ 10020 => cuMemSetAccess,
     "cuMemGetAccess" @ 10020 => cuMemGetAccess,

@@ -51,8 +51,6 @@ unimplemented_functions! {
     cuCtxSetFlags
     cuCtxSetSharedMemConfig
     cuCtxWaitEvent
-    cuDestroyExternalMemory
-    cuDestroyExternalSemaphore
     cuDevResourceGenerateDesc
     cuDevSmResourceSplitByCount
     cuDeviceGetDevResource
@@ -65,7 +63,6 @@ unimplemented_functions! {
     cuDeviceSetGraphMemAttribute
     cuDeviceUnregisterAsyncNotification
     cuEventElapsedTime_v2
-    cuExternalMemoryGetMappedBuffer
     cuExternalMemoryGetMappedMipmappedArray
     cuFlushGPUDirectRDMAWrites
     cuFuncIsLoaded
@@ -102,8 +99,6 @@ unimplemented_functions! {
     cuGreenCtxRecordEvent
     cuGreenCtxStreamCreate
     cuGreenCtxWaitEvent
-    cuImportExternalMemory
-    cuImportExternalSemaphore
     cuIpcGetEventHandle
     cuIpcOpenEventHandle
     cuKernelSetCacheConfig
@@ -156,7 +151,6 @@ unimplemented_functions! {
     cuParamSeti
     cuParamSetv
     cuPointerSetAttribute
-    cuSignalExternalSemaphoresAsync
     cuStreamBatchMemOp_v2
     cuStreamBeginCaptureToGraph
     cuStreamGetCtx_v2
@@ -209,5 +203,4 @@ unimplemented_functions! {
     cuUserObjectCreate
     cuUserObjectRelease
     cuUserObjectRetain
-    cuWaitExternalSemaphoresAsync
 }

@@ -133,6 +133,10 @@ pub enum AllocKind {
     /// access (`cuMemMap` + `cuMemSetAccess`): device memory owned by `crate::vmm`,
     /// not by a context; no free function but `cuMemUnmap` takes it away.
     Mapped,
+    /// A buffer mapped from imported external memory
+    /// (`cuExternalMemoryGetMappedBuffer`): device memory of a context, its pages
+    /// those of the imported file (`crate::external`); `cuMemFree` frees it.
+    External,
 }
 
 /// One entry of the memory map.
@@ -550,6 +554,13 @@ pub struct LiveCounts {
     pub vmm_reservations: usize,
     /// Mappings (`cuMemMap`) not yet unmapped.
     pub vmm_mappings: usize,
+    /// External memory objects (`cuImportExternalMemory`) not yet destroyed.
+    pub external_memories: usize,
+    /// Buffers mapped from external memory (`cuExternalMemoryGetMappedBuffer`) not
+    /// yet freed (not counted among `allocations`).
+    pub external_buffers: usize,
+    /// External semaphores (`cuImportExternalSemaphore`) not yet destroyed.
+    pub external_semaphores: usize,
 }
 
 /// Counts the live objects.
@@ -559,6 +570,8 @@ pub fn live_counts() -> LiveCounts {
     let pools = crate::pool::live_count();
     // The VMM lock, likewise, before the state lock (its lock order).
     let (vmm_allocations, vmm_reservations, vmm_mappings) = crate::vmm::live_counts();
+    // The external resources' lock, likewise (a leaf taken before the state lock).
+    let (external_memories, external_semaphores) = crate::external::live_counts();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -579,5 +592,8 @@ pub fn live_counts() -> LiveCounts {
         vmm_allocations,
         vmm_reservations,
         vmm_mappings,
+        external_memories,
+        external_buffers: count(|k| *k == AllocKind::External),
+        external_semaphores,
     }
 }
