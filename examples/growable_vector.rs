@@ -115,7 +115,9 @@ fn run(driver: &'static Driver, soft: bool) -> Result<(), CudaError> {
         let mut wrong = 0;
         let mut expected: Vec<f32> = Vec::new();
         for round in 0..3 {
-            let more: Vec<f32> = (0..700_000).map(|i| (round * 1000 + i % 1000) as f32).collect();
+            let more: Vec<f32> = (0..700_000)
+                .map(|i| (round * 1000 + i % 1000) as f32)
+                .collect();
             v.extend_from_host(&more)?;
             expected.extend_from_slice(&more);
             let ones = vec![1.0f32; v.len];
@@ -132,12 +134,21 @@ fn run(driver: &'static Driver, soft: bool) -> Result<(), CudaError> {
                 "grew to {} elements ({} MiB mapped), address {}",
                 v.len,
                 v.range.mapped_prefix() >> 20,
-                if v.range.device_ptr() == start { "unchanged" } else { "MOVED" }
+                if v.range.device_ptr() == start {
+                    "unchanged"
+                } else {
+                    "MOVED"
+                }
             );
         }
         // Work through an exclusive view, then the host reads it back.
         v.as_mut_slice()?.fill(3.0)?;
-        wrong += v.as_slice()?.to_vec()?.iter().filter(|&&x| x != 3.0).count();
+        wrong += v
+            .as_slice()?
+            .to_vec()?
+            .iter()
+            .filter(|&&x| x != 3.0)
+            .count();
         Ok(wrong)
     })??;
     if wrong != 0 {

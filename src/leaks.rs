@@ -92,11 +92,15 @@ pub enum Kind {
     PhysicalMemory,
     /// A reserved range of device addresses (`cuMemAddressReserve`).
     AddressRanges,
+    /// Imported external memory (`cuImportExternalMemory`).
+    ExternalMemory,
+    /// An imported external semaphore (`cuImportExternalSemaphore`).
+    ExternalSemaphores,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Contexts,
         Kind::PrimaryRetains,
         Kind::Streams,
@@ -114,6 +118,8 @@ impl Kind {
         Kind::GraphExecs,
         Kind::PhysicalMemory,
         Kind::AddressRanges,
+        Kind::ExternalMemory,
+        Kind::ExternalSemaphores,
     ];
 
     /// A short name for reports.
@@ -136,6 +142,8 @@ impl Kind {
             Kind::GraphExecs => "executable graph",
             Kind::PhysicalMemory => "physical memory",
             Kind::AddressRanges => "address range",
+            Kind::ExternalMemory => "external memory",
+            Kind::ExternalSemaphores => "external semaphore",
         }
     }
 }
@@ -358,7 +366,9 @@ handles!(
     crate::sys::CUlibrary,
     crate::sys::CUmemoryPool,
     crate::sys::CUgraph,
-    crate::sys::CUgraphExec
+    crate::sys::CUgraphExec,
+    crate::sys::CUexternalMemory,
+    crate::sys::CUexternalSemaphore
 );
 
 impl Handle for u64 {

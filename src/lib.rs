@@ -154,6 +154,7 @@ pub mod device;
 pub mod device_pool;
 pub mod error;
 pub mod event;
+pub mod external;
 pub mod graph;
 pub mod jit;
 mod jit_log;

@@ -213,7 +213,8 @@ pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
 }
 
 /// What every kind of device memory has: its extent, and a shared view of all of it;
-/// `owned` adds what memory a value owns has besides: an exclusive view of all of it.
+/// `owned` adds what memory a value owns has besides: an exclusive view of all of it,
+/// and the synchronous host copies and memsets through the views.
 /// Used here and by the buffers of `managed` and `pool`.
 macro_rules! extent {
     ($($ty:ident),*) => {$(
@@ -266,6 +267,44 @@ macro_rules! extent {
             /// the parts.
             pub fn as_mut_slice(&mut self) -> $crate::memory::DeviceSliceMut<'_, T> {
                 $crate::memory::exclusive(self.driver, self.ptr, self.len).in_order_of(self.stream_order()).marked(self.host_mark())
+            }
+
+            /// Copies `src` (same length) into the buffer; returns when done.
+            #[inline]
+            pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), $crate::CudaError> {
+                self.as_mut_slice().copy_from_host(src)
+            }
+
+            /// Copies the buffer into `dst` (same length); returns when done.
+            #[inline]
+            pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), $crate::CudaError> {
+                self.as_slice().copy_to_host(dst)
+            }
+
+            /// The buffer's contents.
+            pub fn to_vec(&self) -> Result<Vec<T>, $crate::CudaError> {
+                self.as_slice().to_vec()
+            }
+
+            /// Copies device memory of the same element type and length (CF12).
+            pub fn copy_from(
+                &mut self,
+                src: &impl $crate::memory::DeviceRead<T>,
+            ) -> Result<(), $crate::CudaError> {
+                self.as_mut_slice().copy_from(src)
+            }
+
+            /// Sets every element to `value`.
+            pub fn fill(&mut self, value: T) -> Result<(), $crate::CudaError>
+            where
+                T: $crate::memory::MemsetValue,
+            {
+                self.as_mut_slice().fill(value)
+            }
+
+            /// Sets every byte to zero.
+            pub fn zero(&mut self) -> Result<(), $crate::CudaError> {
+                self.as_mut_slice().zero()
             }
         }
     )*};
@@ -663,43 +702,6 @@ impl<'ctx> CurrentContext<'ctx> {
         // SAFETY: valid out-pointers.
         check(unsafe { self.driver().table().cuMemGetInfo()?(&mut free, &mut total) })?;
         Ok((free, total))
-    }
-}
-
-impl<T: DeviceCopy> DeviceBuffer<'_, T> {
-    /// Copies `src` (same length) into the buffer; returns when done.
-    #[inline]
-    pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), CudaError> {
-        self.as_mut_slice().copy_from_host(src)
-    }
-
-    /// Copies the buffer into `dst` (same length); returns when done.
-    #[inline]
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), CudaError> {
-        self.as_slice().copy_to_host(dst)
-    }
-
-    /// The buffer's contents.
-    pub fn to_vec(&self) -> Result<Vec<T>, CudaError> {
-        self.as_slice().to_vec()
-    }
-
-    /// Copies device memory of the same element type and length (CF12).
-    pub fn copy_from(&mut self, src: &impl DeviceRead<T>) -> Result<(), CudaError> {
-        self.as_mut_slice().copy_from(src)
-    }
-
-    /// Sets every element to `value`.
-    pub fn fill(&mut self, value: T) -> Result<(), CudaError>
-    where
-        T: MemsetValue,
-    {
-        self.as_mut_slice().fill(value)
-    }
-
-    /// Sets every byte to zero.
-    pub fn zero(&mut self) -> Result<(), CudaError> {
-        self.as_mut_slice().zero()
     }
 }
 

@@ -2,11 +2,12 @@
 //! running elsewhere: a global or thread-local stream capture anywhere in the process
 //! may make the driver refuse "potentially unsafe" calls on this thread. Used by the
 //! frees of values being dropped and by the waits before memory is released (a
-//! scope's, a stream-ordered buffer's, a peer group's).
+//! scope's, a stream-ordered buffer's, a peer group's, an address range's, an external
+//! semaphore's).
 
 use crate::error::{CudaError, check};
 use crate::loader::Driver;
-use crate::sys::{CUresult, CUstreamCaptureMode};
+use crate::sys::{CUcontext, CUresult, CUstreamCaptureMode};
 
 /// Calls `f`; if the driver refuses the call because a capture forbids it on this
 /// thread (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`: a global or thread-local capture
@@ -47,12 +48,48 @@ pub(crate) fn settled_or_abort(
     wait: impl FnMut() -> CUresult,
 ) -> Result<(), CudaError> {
     match check(retry_relaxed(driver, wait)) {
-        // A sticky code means the work was abandoned — except EXTERNAL_DEVICE, which
-        // cuda.h calls sticky only in its asynchronous form: not proof enough.
-        Err(e) if !e.is_sticky() || e.code() == Some(CUresult::CUDA_ERROR_EXTERNAL_DEVICE) => {
+        Err(e) if !abandoned(&e) => {
             tracing::error!(%e, "cannot wait for {what}; aborting");
             std::process::abort()
         }
         r => r,
     }
+}
+
+/// Waits for all work of context `ctx` (`cuCtxSynchronize`, with `ctx` pushed for the
+/// wait: code outside the crate may have left another context current), for a value
+/// being dropped whose resource that work may still use (an address range's
+/// mappings, an external semaphore). Whether the work is done: the wait succeeded, or
+/// failed stickily (the context's work was abandoned). Otherwise the caller keeps
+/// the resource alive — a logged leak, never a release under running work.
+pub(crate) fn context_settled(driver: &'static Driver, ctx: CUcontext) -> bool {
+    let t = driver.table();
+    let (Ok(push), Ok(pop), Ok(sync)) = (
+        t.cuCtxPushCurrent(),
+        t.cuCtxPopCurrent(),
+        t.cuCtxSynchronize_v2000(),
+    ) else {
+        return false;
+    };
+    // SAFETY: `ctx` is alive (the caller's value is tied to its token).
+    if check(unsafe { push(ctx) }).is_err() {
+        return false;
+    }
+    // SAFETY: no arguments; `ctx` is current (pushed above).
+    let r = retry_relaxed(driver, || unsafe { sync() });
+    let mut popped = CUcontext::NULL;
+    // SAFETY: a valid out-pointer; pops what was pushed above.
+    let _ = unsafe { pop(&mut popped) };
+    match check(r) {
+        Ok(()) => true,
+        Err(e) => abandoned(&e),
+    }
+}
+
+/// Whether a failed wait's error means the work was abandoned (a sticky error: the
+/// context is dead, and the driver touches no memory for it any more) — except
+/// `EXTERNAL_DEVICE`, which cuda.h calls sticky only in its asynchronous form: not
+/// proof enough.
+pub(crate) fn abandoned(e: &CudaError) -> bool {
+    e.is_sticky() && e.code() != Some(CUresult::CUDA_ERROR_EXTERNAL_DEVICE)
 }

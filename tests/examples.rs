@@ -203,6 +203,30 @@ fn growable_vector_with_no_driver_chosen_grows_in_place_on_softcuda() {
 }
 
 #[test]
+fn external_memory_with_no_driver_chosen_hands_memory_between_streams_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: external_memory runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("external_memory");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(
+        s.contains("external memory: 2097152 bytes imported; 65536 values written through the allocation, read through the import"),
+        "{s}"
+    );
+    assert!(
+        s.contains("semaphore: stream A copied what stream B wrote before signalling"),
+        "{s}"
+    );
+    assert!(
+        s.contains("external_memory: every value as expected"),
+        "{s}"
+    );
+}
+
+#[test]
 fn cluster_launch_with_no_driver_chosen_runs_on_softcudas_9_0_device() {
     if oxicuda_driver::init().is_ok() {
         return;

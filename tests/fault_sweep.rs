@@ -42,6 +42,7 @@ mod common;
 
 use common::driver;
 use oxicuda_driver::event::{NoTiming, Timing};
+use oxicuda_driver::external::{Binary, Timeline};
 use oxicuda_driver::graph::{CaptureMode, ConditionalKind};
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::launch_config::LaunchConfig;
@@ -1813,7 +1814,10 @@ fn rows() -> Vec<Row> {
             "CurrentContext::import_physical",
             [
                 ("cuMemImportFromShareableHandle", CUDA_ERROR_INVALID_VALUE),
-                ("cuMemGetAllocationPropertiesFromHandle", CUDA_ERROR_INVALID_VALUE)
+                (
+                    "cuMemGetAllocationPropertiesFromHandle",
+                    CUDA_ERROR_INVALID_VALUE
+                )
             ],
             |cur, arm| {
                 let g = cur.granularity()?.minimum();
@@ -1888,6 +1892,122 @@ fn rows() -> Vec<Row> {
                 range.map(0, cur.create_physical(g)?)?;
                 arm();
                 drop(range);
+                Ok(())
+            }
+        ),
+        // --- external resources --------------------------------------------------------
+        ctx!(
+            "CurrentContext::import_external_memory",
+            "cuImportExternalMemory",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let g = cur.granularity()?.minimum();
+                let p = cur.create_physical_shareable(g)?;
+                let fd = p.export_fd()?;
+                arm();
+                // SAFETY: the allocation's own export; never mapped elsewhere.
+                unit(
+                    unsafe { cur.import_external_memory(fd, g as u64, false) }
+                        .map_err(CudaError::from),
+                )
+            }
+        ),
+        ctx!(
+            "ExternalMemory::buffer",
+            "cuExternalMemoryGetMappedBuffer",
+            CUDA_ERROR_OUT_OF_MEMORY,
+            |cur, arm| {
+                let g = cur.granularity()?.minimum();
+                let p = cur.create_physical_shareable(g)?;
+                // SAFETY: as above.
+                let m = unsafe { cur.import_external_memory(p.export_fd()?, g as u64, false)? };
+                arm();
+                unit(m.buffer::<u32>(0, 64))
+            }
+        ),
+        ctx!(
+            "ExternalBuffer::drop",
+            "cuMemFree",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |cur, arm| {
+                let g = cur.granularity()?.minimum();
+                let p = cur.create_physical_shareable(g)?;
+                // SAFETY: as above.
+                let m = unsafe { cur.import_external_memory(p.export_fd()?, g as u64, false)? };
+                let b = m.buffer::<u32>(0, 64)?;
+                arm();
+                drop(b);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "ExternalMemory::drop",
+            "cuDestroyExternalMemory",
+            CUDA_ERROR_INVALID_VALUE,
+            Refused,
+            |cur, arm| {
+                let g = cur.granularity()?.minimum();
+                let p = cur.create_physical_shareable(g)?;
+                // SAFETY: as above.
+                let m = unsafe { cur.import_external_memory(p.export_fd()?, g as u64, false)? };
+                arm();
+                drop(m);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "CurrentContext::import_external_semaphore",
+            "cuImportExternalSemaphore",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let fd = softcuda::control::external_semaphore_fd().unwrap();
+                arm();
+                // SAFETY: a semaphore file of softcuda's, used only here.
+                unit(
+                    unsafe { cur.import_external_semaphore::<Timeline>(fd) }
+                        .map_err(CudaError::from),
+                )
+            }
+        ),
+        ctx!(
+            "ExternalSemaphore::signal",
+            "cuSignalExternalSemaphoresAsync",
+            CUDA_ERROR_INVALID_HANDLE,
+            |cur, arm| {
+                let fd = softcuda::control::external_semaphore_fd().unwrap();
+                // SAFETY: as above.
+                let sem = unsafe { cur.import_external_semaphore::<Timeline>(fd)? };
+                let s = stream(cur)?;
+                arm();
+                sem.signal(&s, 1)
+            }
+        ),
+        ctx!(
+            "ExternalSemaphore::wait",
+            "cuWaitExternalSemaphoresAsync",
+            CUDA_ERROR_INVALID_HANDLE,
+            |cur, arm| {
+                let fd = softcuda::control::external_semaphore_fd().unwrap();
+                // SAFETY: as above.
+                let sem = unsafe { cur.import_external_semaphore::<Binary>(fd)? };
+                let s = stream(cur)?;
+                sem.signal(&s)?;
+                arm();
+                sem.wait(&s)
+            }
+        ),
+        ctx!(
+            "ExternalSemaphore::drop",
+            "cuDestroyExternalSemaphore",
+            CUDA_ERROR_INVALID_VALUE,
+            Refused,
+            |cur, arm| {
+                let fd = softcuda::control::external_semaphore_fd().unwrap();
+                // SAFETY: as above.
+                let sem = unsafe { cur.import_external_semaphore::<Binary>(fd)? };
+                arm();
+                drop(sem);
                 Ok(())
             }
         ),
@@ -3033,6 +3153,8 @@ const RELEASES: &[&str] = &[
     "cuMemRelease",
     "cuMemUnmap",
     "cuMemAddressFree",
+    "cuDestroyExternalMemory",
+    "cuDestroyExternalSemaphore",
 ];
 
 /// Every driver call a case makes from `arm()` on — the entry point's, and those of
@@ -3048,7 +3170,8 @@ const RELEASES: &[&str] = &[
 /// thread is then refused, `ContextAlreadyBound`), and an enclosing binding finds
 /// it on top when it ends — it pops both and reports `ContextMismatch`. Those are
 /// accepted here for that function only (and the stack reclaimed). So is what an
-/// `AddressRange` leaves in place when the wait before its unmap fails.
+/// `AddressRange` or an `ExternalSemaphore` leaves in place when the wait before its
+/// release fails.
 #[test]
 fn every_call_of_every_case_can_fail() {
     let (d, _g) = driver();
@@ -3093,7 +3216,8 @@ fn every_call_of_every_case_can_fail() {
             let popping = func == "cuCtxPopCurrent";
             // An address range dropped while its context's work cannot be waited for
             // leaves its mappings and addresses in place (`vmm`'s module docs).
-            let unsettled = row.entry.starts_with("AddressRange")
+            let unsettled = (row.entry.starts_with("AddressRange")
+                || row.entry.starts_with("ExternalSemaphore"))
                 && (func == "cuCtxPushCurrent" || func == "cuCtxSynchronize");
             match result {
                 Err(_) => t.failures.push(format!("{case}: panicked")),

@@ -36,7 +36,9 @@ fn a_range_grows_in_place_and_kernels_see_every_piece() {
 
         range.map(0, cur.create_physical(g.minimum())?)?;
         let first: Vec<f32> = (0..per_piece).map(|i| i as f32).collect();
-        range.slice_mut::<f32>(..per_piece)?.copy_from_host(&first)?;
+        range
+            .slice_mut::<f32>(..per_piece)?
+            .copy_from_host(&first)?;
         range.map(g.minimum(), cur.create_physical(g.minimum())?)?;
         assert_eq!(range.mapped_prefix(), 2 * g.minimum());
         assert_eq!(range.device_ptr(), base, "growing never moves the range");
@@ -99,7 +101,10 @@ fn views_need_every_byte_mapped() {
         );
         assert_eq!(
             range.slice_mut::<u32>(..).unwrap_err(),
-            CudaError::NotMapped { start: 0, end: 4 * g }
+            CudaError::NotMapped {
+                start: 0,
+                end: 4 * g
+            }
         );
         assert!(matches!(
             range.slice::<u8>(..4 * g + 1),
@@ -116,22 +121,32 @@ fn bad_geometry_is_a_typed_error_and_a_failed_map_hands_the_memory_back() {
         for size in [0, 1, g + 1] {
             assert!(matches!(
                 cur.reserve_addresses(size),
-                Err(CudaError::InvalidArgument { parameter: "size", .. })
+                Err(CudaError::InvalidArgument {
+                    parameter: "size",
+                    ..
+                })
             ));
             assert!(matches!(
                 cur.create_physical(size),
-                Err(CudaError::InvalidArgument { parameter: "size", .. })
+                Err(CudaError::InvalidArgument {
+                    parameter: "size",
+                    ..
+                })
             ));
         }
         let mut range = cur.reserve_addresses(2 * g)?;
         let e = range.map(g / 2, cur.create_physical(g)?).unwrap_err();
         assert!(matches!(
             e.error,
-            CudaError::InvalidArgument { parameter: "offset", .. }
+            CudaError::InvalidArgument {
+                parameter: "offset",
+                ..
+            }
         ));
-        assert_eq!(e.physical.size(), g, "the memory comes back");
+        let physical = e.physical.expect("not mapped: the memory comes back");
+        assert_eq!(physical.size(), g);
         // Past the end: the same memory, handed back again.
-        let e = range.map(2 * g, e.physical).unwrap_err();
+        let e = range.map(2 * g, physical).unwrap_err();
         assert_eq!(
             e.error,
             CudaError::OutOfRange {
@@ -140,7 +155,7 @@ fn bad_geometry_is_a_typed_error_and_a_failed_map_hands_the_memory_back() {
                 len: 2 * g
             }
         );
-        range.map(0, e.physical)?;
+        range.map(0, e.physical.expect("handed back"))?;
         let e = range.map(0, cur.create_physical(2 * g)?).unwrap_err();
         assert_eq!(e.error, CudaError::AlreadyMapped { start: 0, end: g });
         assert!(e.to_string().contains("mapped already"), "{e}");
@@ -165,7 +180,10 @@ fn memory_moves_between_ranges_with_its_contents() {
         a.slice_mut::<u32>(..4)?.copy_from_host(&[7, 8, 9, 10])?;
         let physical = a.unmap(0)?;
         assert_eq!(a.mapped_prefix(), 0);
-        assert!(matches!(a.slice::<u32>(..4), Err(CudaError::NotMapped { .. })));
+        assert!(matches!(
+            a.slice::<u32>(..4),
+            Err(CudaError::NotMapped { .. })
+        ));
         b.map(g, physical)?;
         assert_eq!(b.slice::<u32>(g / 4..g / 4 + 4)?.to_vec()?, [7, 8, 9, 10]);
         Ok(())
@@ -202,7 +220,13 @@ fn unmap_waits_for_work_queued_on_the_memory() {
         // The memset ran into the memory before it was unmapped: mapped again, it
         // holds what the memset wrote.
         range.map(0, physical)?;
-        assert!(range.slice::<u32>(..1024)?.to_vec()?.iter().all(|&v| v == 0xABCD));
+        assert!(
+            range
+                .slice::<u32>(..1024)?
+                .to_vec()?
+                .iter()
+                .all(|&v| v == 0xABCD)
+        );
         assert_eq!(cur.sticky_error(), None);
         Ok(())
     });
@@ -241,7 +265,10 @@ fn an_exported_allocation_imported_again_aliases_the_same_memory() {
         let plain = cur.create_physical(g)?;
         assert!(matches!(
             plain.export_fd(),
-            Err(CudaError::InvalidArgument { parameter: "self", .. })
+            Err(CudaError::InvalidArgument {
+                parameter: "self",
+                ..
+            })
         ));
         let shared = cur.create_physical_shareable(g)?;
         let fd = shared.export_fd()?;
@@ -257,6 +284,36 @@ fn an_exported_allocation_imported_again_aliases_the_same_memory() {
         assert_eq!(b.slice::<u64>(..2)?.to_vec()?, [11, 22]);
         b.slice_mut::<u64>(1..2)?.copy_from_host(&[33])?;
         assert_eq!(a.slice::<u64>(..2)?.to_vec()?, [11, 33]);
+        Ok(())
+    });
+}
+
+/// Fault injection is softcuda's.
+#[cfg(not(feature = "gpu-tests"))]
+#[test]
+fn memory_the_driver_would_not_unmap_after_a_failed_map_stays_in_the_range() {
+    on_device0(|cur| -> Result<(), CudaError> {
+        let g = cur.granularity()?.minimum();
+        let mut range = cur.reserve_addresses(2 * g)?;
+        let invalid = oxicuda_driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE;
+        softcuda::control::inject_fault("cuMemSetAccess", 1, invalid.0 as _);
+        softcuda::control::inject_fault("cuMemUnmap", 1, invalid.0 as _);
+        let e = range.map(0, cur.create_physical(g)?).unwrap_err();
+        softcuda::control::clear_faults();
+        assert_eq!(e.error, CudaError::Driver(invalid));
+        assert!(e.physical.is_none(), "still mapped: the range keeps it");
+        // Kept, unusable: no view covers it, nothing maps over it.
+        assert_eq!(range.mapped_prefix(), 0);
+        assert!(matches!(
+            range.slice::<u8>(..1),
+            Err(CudaError::NotMapped { .. })
+        ));
+        let again = range.map(0, cur.create_physical(g)?).unwrap_err();
+        assert_eq!(again.error, CudaError::AlreadyMapped { start: 0, end: g });
+        // The retry unmaps it and hands it back; it maps cleanly then.
+        let physical = range.unmap(0)?;
+        range.map(0, physical)?;
+        assert!(range.slice::<u8>(..g).is_ok());
         Ok(())
     });
 }

@@ -28,7 +28,12 @@
 //!   (the device would fault on it, or reach memory mapped there later). So `unmap`
 //!   and the range's drop first wait for all work of the range's context
 //!   (`cuCtxSynchronize`) — the only context whose work can name the range's views,
-//!   since the range is tied to its token.
+//!   since the range is tied to its token, as long as code outside the crate keeps
+//!   the rule of the trust boundary: a context it pushes is popped before the
+//!   token is used again (work queued on a default stream through the token while
+//!   another context is pushed goes to that context, which this wait does not
+//!   cover). After a sticky error the context's work was abandoned: the drop goes
+//!   ahead, and `unmap` releases the memory and returns the error.
 //! - **Physical memory released while mapped.** The range owns what it maps; the
 //!   memory goes back only through `unmap` (returned to the caller) or the range's
 //!   drop (after the unmap).
@@ -41,10 +46,16 @@
 //!   range's end and the pieces already mapped before the driver is called, and the
 //!   error says which argument broke which rule.
 //!
-//! A failed map hands the physical memory back ([`MapError`]): nothing is lost.
-//! A wait that cannot be made while the range is dropped (the driver refuses it for
-//! a reason other than a dead context) leaves the mappings and the addresses in place
-//! — a leak, logged, never an unmap under running work.
+//! A failed map hands the physical memory back ([`MapError`]): nothing is lost (if
+//! the driver refuses both to grant access and to undo the mapping, the range keeps
+//! the memory, unusable, for `unmap` or its drop to retry). A wait that cannot be
+//! made while the range is dropped (the driver refuses it for a reason other than a
+//! dead context) leaves the mappings and the addresses in place — a leak, logged,
+//! never an unmap under running work. Virtual memory belongs to no context, so such a
+//! leak lasts until the process ends. The one way to cause it in safe code: dropping
+//! a range with memory mapped while a stream capture of its context is in progress
+//! (the driver refuses the wait, and invalidates the capture, as for any wait inside
+//! a capture). Drop ranges outside captures.
 
 mod physical;
 mod range;

@@ -82,9 +82,10 @@ impl Drop for PhysicalMemory<'_> {
     fn drop(&mut self) {
         if let Ok(release) = self.driver.table().cuMemRelease() {
             let handle = self.handle;
-            // SAFETY: this value owns the handle; once released, nothing uses it. If it
-            // is mapped (it is not: a range owns what it maps), the driver keeps the
-            // memory until it is unmapped.
+            // SAFETY: this value owns the handle; once released, nothing uses it. If the
+            // memory is still mapped somewhere (imported memory the exporter maps, or
+            // memory a range could not unmap), the driver keeps it until it is
+            // unmapped.
             let r = crate::wait::retry_relaxed(self.driver, || unsafe { release(handle) });
             if check(r).is_err() {
                 tracing::warn!(?r, "cuMemRelease failed");
@@ -143,14 +144,15 @@ impl<'ctx> CurrentContext<'ctx> {
     /// # Safety
     ///
     /// The imported memory is the exporter's memory: the crate cannot see other
-    /// mappings of it. The caller ensures that while memory mapped from the returned
-    /// value is used through this crate (views, kernels, copies), no other mapping of
-    /// the same allocation — in this process, through another import or the
-    /// exporter's own range, or in another process — writes the bytes those uses
-    /// read or write, unless the two are ordered by synchronization the caller
-    /// provides (events, stream waits, host waits). Exclusive views
-    /// ([`DeviceSliceMut`](crate::memory::DeviceSliceMut)) otherwise lose the
-    /// exclusivity they promise.
+    /// mappings of it, and each range's host-order marks ([`crate::order`]) order
+    /// only the accesses through that range. The caller ensures that no access
+    /// through another mapping of the same allocation — the exporter's own range,
+    /// another import, in this process (safe code included) or another one —
+    /// overlaps in time an access to the same bytes through memory mapped from the
+    /// returned value, unless both only read, or the two are ordered by
+    /// synchronization the caller provides (events, stream waits, host waits).
+    /// Exclusive views ([`DeviceSliceMut`](crate::memory::DeviceSliceMut)) otherwise
+    /// lose the exclusivity they promise.
     #[cfg(unix)]
     pub unsafe fn import_physical(
         &self,
@@ -184,7 +186,9 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut prop = properties(-1, CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE);
         // SAFETY: a valid out-pointer; a live handle.
         check(unsafe {
-            self.driver().table().cuMemGetAllocationPropertiesFromHandle()?(&mut prop, handle)
+            self.driver()
+                .table()
+                .cuMemGetAllocationPropertiesFromHandle()?(&mut prop, handle)
         })?;
         memory.device = prop.location.id;
         Ok(memory)

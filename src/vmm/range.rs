@@ -27,17 +27,29 @@ pub struct AddressRange<'a> {
     base: CUdeviceptr,
     size: usize,
     granularity: usize,
-    /// What is mapped, by offset; each piece spans its memory's size.
-    pieces: BTreeMap<usize, PhysicalMemory<'a>>,
+    /// What is mapped, by offset; each piece spans its memory's size. A piece is
+    /// usable unless its access could be neither granted nor its mapping undone (a
+    /// failed `map`): then it stays, inaccessible, for `unmap` or the drop to retry.
+    pieces: BTreeMap<usize, Piece<'a>>,
     /// Work queued on a stream through its views marks it ([`crate::order`]).
     mark: Mark,
     _tied: Tied<'a>,
 }
 
+/// Physical memory mapped into a range, and whether it may be used.
+struct Piece<'a> {
+    physical: PhysicalMemory<'a>,
+    usable: bool,
+}
+
 /// Its addresses and what is mapped; never the contents.
 impl core::fmt::Debug for AddressRange<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mapped: Vec<(usize, usize)> = self.pieces.iter().map(|(o, p)| (*o, p.size)).collect();
+        let mapped: Vec<(usize, usize)> = self
+            .pieces
+            .iter()
+            .map(|(o, p)| (*o, p.physical.size))
+            .collect();
         f.debug_struct("AddressRange")
             .field("base", &format_args!("{:#x}", self.base))
             .field("size", &self.size)
@@ -47,13 +59,28 @@ impl core::fmt::Debug for AddressRange<'_> {
 }
 
 /// A failed [`AddressRange::map`]: why, and the physical memory, handed back unmapped.
+///
+/// It borrows from the token as the memory does, so `?` turns it into a
+/// [`CudaError`] (releasing the memory), not into a `Box<dyn Error + 'static>`: take
+/// [`error`](Self::error) for that.
 #[derive(Debug, thiserror::Error)]
 #[error("could not map physical memory: {error}")]
 pub struct MapError<'a> {
     /// Why.
     pub error: CudaError,
-    /// The memory that was to be mapped, still the caller's.
-    pub physical: PhysicalMemory<'a>,
+    /// The memory that was to be mapped, still the caller's — `None` only when the
+    /// driver refused both to grant access to it and to undo its mapping: the range
+    /// then keeps it, unusable (views over it fail with [`CudaError::NotMapped`]),
+    /// until [`unmap`](AddressRange::unmap) or the range's drop retries.
+    pub physical: Option<PhysicalMemory<'a>>,
+}
+
+/// How a failed map left the memory.
+enum Undo {
+    /// Not mapped (never, or undone): the caller gets it back.
+    NotMapped(CudaError),
+    /// Mapped without access, and the unmap was refused: the range keeps it.
+    StillMapped(CudaError),
 }
 
 /// The error alone (the memory is released): for `?` in functions returning
@@ -116,10 +143,10 @@ impl<'a> AddressRange<'a> {
     pub fn mapped_prefix(&self) -> usize {
         let mut end = 0;
         for (&offset, p) in &self.pieces {
-            if offset != end {
+            if offset != end || !p.usable {
                 break;
             }
-            end += p.size;
+            end += p.physical.size;
         }
         end
     }
@@ -137,10 +164,10 @@ impl<'a> AddressRange<'a> {
             .next_back()
             .map_or(start, |(&o, _)| o);
         for (&offset, p) in self.pieces.range(first..) {
-            if offset > at {
-                return false; // a gap
+            if offset > at || (!p.usable && offset + p.physical.size > at) {
+                return false; // a gap, or memory that cannot be used
             }
-            at = at.max(offset + p.size);
+            at = at.max(offset + p.physical.size);
             if at >= end {
                 return true;
             }
@@ -162,14 +189,63 @@ impl<'a> AddressRange<'a> {
     ) -> Result<(), Box<MapError<'a>>> {
         match self.try_map(offset, &physical) {
             Ok(()) => {
-                self.pieces.insert(offset, physical);
+                let usable = true;
+                self.pieces.insert(offset, Piece { physical, usable });
                 Ok(())
             }
-            Err(error) => Err(Box::new(MapError { error, physical })),
+            Err(Undo::NotMapped(error)) => Err(Box::new(MapError {
+                error,
+                physical: Some(physical),
+            })),
+            Err(Undo::StillMapped(error)) => {
+                tracing::error!(
+                    %error,
+                    offset,
+                    "access to freshly mapped memory could not be granted nor the mapping undone; it stays in the range, unusable, until unmapped"
+                );
+                let usable = false;
+                self.pieces.insert(offset, Piece { physical, usable });
+                Err(Box::new(MapError {
+                    error,
+                    physical: None,
+                }))
+            }
         }
     }
 
-    fn try_map(&self, offset: usize, physical: &PhysicalMemory<'a>) -> Result<(), CudaError> {
+    fn try_map(&self, offset: usize, physical: &PhysicalMemory<'a>) -> Result<(), Undo> {
+        self.check_map(offset, physical).map_err(Undo::NotMapped)?;
+        let t = self.driver.table();
+        let (map, set_access, unmap) = match (t.cuMemMap(), t.cuMemSetAccess(), t.cuMemUnmap()) {
+            (Ok(m), Ok(s), Ok(u)) => (m, s, u),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(Undo::NotMapped(e)),
+        };
+        let at = self.base + offset as u64;
+        // SAFETY: `[at, at + size)` lies in this range's reservation and overlaps no
+        // mapping (checked above: every mapping the range made is among its pieces);
+        // a live handle of at least `size` bytes; offset into it and flags 0.
+        check(unsafe { map(at, physical.size, 0, physical.handle, 0) }).map_err(Undo::NotMapped)?;
+        let access = CUmemAccessDesc {
+            location: CUmemLocation {
+                type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: self.device,
+            },
+            flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the mapping just made; one valid descriptor.
+        if let Err(e) = check(unsafe { set_access(at, physical.size, &access, 1) }) {
+            // Nothing can use it yet (no access, no view): undone at once.
+            // SAFETY: the mapping just made, unused.
+            return match check(unsafe { unmap(at, physical.size) }) {
+                Ok(()) => Err(Undo::NotMapped(e)),
+                Err(_) => Err(Undo::StillMapped(e)),
+            };
+        }
+        Ok(())
+    }
+
+    /// The checks of [`map`](Self::map) made before the driver is called.
+    fn check_map(&self, offset: usize, physical: &PhysicalMemory<'a>) -> Result<(), CudaError> {
         if !core::ptr::eq(physical.driver, self.driver) {
             return Err(CudaError::ForeignDriver);
         }
@@ -195,33 +271,12 @@ impl<'a> AddressRange<'a> {
             })?;
         let before = self.pieces.range(..end).next_back();
         if let Some((&o, p)) = before
-            && o + p.size > offset
+            && o + p.physical.size > offset
         {
             return Err(CudaError::AlreadyMapped {
                 start: o,
-                end: o + p.size,
+                end: o + p.physical.size,
             });
-        }
-        let t = self.driver.table();
-        let (map, set_access, unmap) = (t.cuMemMap()?, t.cuMemSetAccess()?, t.cuMemUnmap()?);
-        let at = self.base + offset as u64;
-        // SAFETY: `[at, at + size)` lies in this range's reservation and overlaps no
-        // mapping (checked above); a live handle of at least `size` bytes; offset into
-        // it and flags 0.
-        check(unsafe { map(at, physical.size, 0, physical.handle, 0) })?;
-        let access = CUmemAccessDesc {
-            location: CUmemLocation {
-                type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: self.device,
-            },
-            flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-        };
-        // SAFETY: the mapping just made; one valid descriptor.
-        if let Err(e) = check(unsafe { set_access(at, physical.size, &access, 1) }) {
-            // Nothing can use it yet (no access, no view): undone at once.
-            // SAFETY: the mapping just made, unused.
-            let _ = unsafe { unmap(at, physical.size) };
-            return Err(e);
         }
         Ok(())
     }
@@ -234,11 +289,13 @@ impl<'a> AddressRange<'a> {
     /// crate made another context current (the wait would be for the wrong work). A
     /// failed wait or unmap is returned, and the memory stays mapped.
     ///
-    /// Inside a stream capture of this context the wait is illegal, as in CUDA: the
-    /// driver refuses it and invalidates the capture. Unmap outside.
+    /// After a sticky error the context's work was abandoned: the memory is unmapped
+    /// and released, and the sticky error returned. Inside a stream capture of this
+    /// context the wait is illegal, as in CUDA: the driver refuses it and invalidates
+    /// the capture. Unmap outside.
     pub fn unmap(&mut self, offset: usize) -> Result<PhysicalMemory<'a>, CudaError> {
         let size = match self.pieces.get(&offset) {
-            Some(p) => p.size,
+            Some(p) => p.physical.size,
             None => {
                 return Err(CudaError::NotMapped {
                     start: offset,
@@ -254,14 +311,28 @@ impl<'a> AddressRange<'a> {
             });
         }
         // SAFETY: the range's context is current (checked above).
-        check(unsafe { self.driver.table().cuCtxSynchronize_v2000()?() })?;
-        // SAFETY: a whole mapping of this range; no work uses it (waited above) and no
-        // view of it exists (`&mut self`).
+        let waited = check(unsafe { self.driver.table().cuCtxSynchronize_v2000()?() });
+        if let Err(e) = &waited
+            && !crate::wait::abandoned(e)
+        {
+            return Err(e.clone());
+        }
+        // SAFETY: a whole mapping of this range; no work uses it (waited above, or
+        // abandoned after a sticky error) and no view of it exists (`&mut self`).
         check(unsafe { self.driver.table().cuMemUnmap()?(self.base + offset as u64, size) })?;
-        self.pieces.remove(&offset).ok_or(CudaError::NotMapped {
-            start: offset,
-            end: offset + size,
-        })
+        if let Err(e) = waited {
+            // The context is dead: the memory is unmapped and released, the error
+            // reported.
+            self.pieces.remove(&offset);
+            return Err(e);
+        }
+        self.pieces
+            .remove(&offset)
+            .map(|p| p.physical)
+            .ok_or(CudaError::NotMapped {
+                start: offset,
+                end: offset + size,
+            })
     }
 
     /// The bytes `start..end`, checked to be mapped.
@@ -305,7 +376,7 @@ impl<'a> AddressRange<'a> {
 
 impl Drop for AddressRange<'_> {
     fn drop(&mut self) {
-        if !self.pieces.is_empty() && !self.settle() {
+        if !self.pieces.is_empty() && !crate::wait::context_settled(self.driver, self.ctx) {
             // Work that may use the memory could not be waited for: unmapping now could
             // let it reach other memory mapped here later. Leave everything in place.
             tracing::error!(
@@ -318,7 +389,7 @@ impl Drop for AddressRange<'_> {
         }
         let t = self.driver.table();
         let mut all_unmapped = true;
-        for (offset, physical) in core::mem::take(&mut self.pieces) {
+        for (offset, Piece { physical, .. }) in core::mem::take(&mut self.pieces) {
             let r = match t.cuMemUnmap() {
                 // SAFETY: a whole mapping of this range; its work has finished (settled
                 // above) and no view exists (the range is being dropped).
@@ -346,36 +417,6 @@ impl Drop for AddressRange<'_> {
             } else {
                 crate::leaks::destroyed(crate::leaks::Kind::AddressRanges, base);
             }
-        }
-    }
-}
-
-impl AddressRange<'_> {
-    /// Waits for all work of the range's context before its memory is unmapped:
-    /// whether that is done (success, or a sticky error: the context's work was
-    /// abandoned). The context is made current for the wait if code outside the
-    /// crate left another one current.
-    fn settle(&self) -> bool {
-        let t = self.driver.table();
-        let (Ok(push), Ok(pop), Ok(sync)) = (
-            t.cuCtxPushCurrent(),
-            t.cuCtxPopCurrent(),
-            t.cuCtxSynchronize_v2000(),
-        ) else {
-            return false;
-        };
-        // SAFETY: the range's context is alive (the range is tied to its token).
-        if check(unsafe { push(self.ctx) }).is_err() {
-            return false;
-        }
-        // SAFETY: no arguments; the range's context is current (pushed above).
-        let r = crate::wait::retry_relaxed(self.driver, || unsafe { sync() });
-        let mut popped = CUcontext::NULL;
-        // SAFETY: a valid out-pointer; pops what was pushed above.
-        let _ = unsafe { pop(&mut popped) };
-        match check(r) {
-            Ok(()) => true,
-            Err(e) => e.is_sticky() && e.code() != Some(CUresult::CUDA_ERROR_EXTERNAL_DEVICE),
         }
     }
 }
