@@ -10,7 +10,8 @@
 #   GPU_CHECK_DRIVER=soft bash scripts/gpu-check.sh  dry mode (CI): prepare, then run
 #                                                  the bundle on softcuda's libsoftcuda.so
 #
-# The run step needs no Rust toolchain, no network and no Python: bash, coreutils, awk.
+# The run step needs no Rust toolchain, no network and no Python: bash, coreutils, awk,
+# gzip (the binaries travel compressed, to fit the device machine's 64 MiB carry).
 # Each test runs in its own process (a GPU fault can end a process's use of CUDA).
 # GPU_CHECK_SUMMARY names the summary file (default BUNDLE/summary.md). Time budget
 # on an H200: about 3 minutes; every step has its own timeout and the run stops
@@ -82,6 +83,9 @@ prepare() {
     for t in "${SUITES[@]}"; do [ -x "$bundle/tests/$t" ] || die "missing test binary: $t"; done
     [ -x "$bundle/bench/launch" ] || die "missing benchmark binary"
     git -C "$root" rev-parse --short HEAD >"$bundle/commit" 2>/dev/null || echo unknown >"$bundle/commit"
+    # Compressed for the carry (about a third of the size); the run step unpacks them.
+    gzip -9n "$bundle"/tests/* "$bundle"/examples/* "$bundle"/bench/* "$bundle"/lib/* ||
+        die "cannot compress $bundle"
     local size
     size=$(du -sm "$bundle" | cut -f1)
     echo "bundle: $bundle, ${size} MiB"
@@ -90,6 +94,11 @@ prepare() {
 
 run() {
     bundle="$(cd "$bundle" && pwd)"
+    # The binaries travel compressed (see prepare).
+    if compgen -G "$bundle/*/*.gz" >/dev/null; then
+        command -v gunzip >/dev/null || die "gunzip is needed to unpack $bundle"
+        gunzip -f "$bundle"/*/*.gz || die "cannot unpack $bundle"
+    fi
     local summary="${GPU_CHECK_SUMMARY:-$bundle/summary.md}"
     local budget="${GPU_CHECK_BUDGET:-420}"
     local log="$bundle/logs"

@@ -63,18 +63,34 @@ fn bad_buffers_are_typed_errors() {
                 ..
             })
         ));
+        let g64 = g as u64;
         assert_eq!(
-            external.buffer::<u8>(g as u64 - 1, 2).unwrap_err(),
-            CudaError::OutOfRange {
-                start: g - 1,
-                end: g + 1,
-                len: g
+            external.buffer::<u8>(g64 - 1, 2).unwrap_err(),
+            CudaError::BytesOutOfRange {
+                start: g64 - 1,
+                end: g64 + 1,
+                len: g64
             }
         );
         assert!(matches!(
             external.buffer::<u8>(u64::MAX, 2),
-            Err(CudaError::OutOfRange { .. })
+            Err(CudaError::BytesOutOfRange { .. })
         ));
+        // Two live buffers of the same bytes would be two exclusive views of them.
+        let first = external.buffer::<u32>(4096, 1024)?;
+        assert_eq!(
+            external.buffer::<u8>(8191, 2).unwrap_err(),
+            CudaError::AlreadyMapped {
+                start: 4096,
+                end: 8192
+            }
+        );
+        assert!(external.buffer::<u8>(8192, 2).is_ok(), "next to it is fine");
+        drop(first);
+        assert!(
+            external.buffer::<u8>(4096, 2).is_ok(),
+            "free again once dropped"
+        );
         Ok(())
     });
 }
@@ -175,6 +191,14 @@ mod semaphores {
             sem.signal(&b, 5)?;
             a.synchronize()?;
             assert!(a.is_done()?);
+            // A timeline only grows: this handle refuses to go back.
+            assert!(matches!(
+                sem.signal(&b, 5),
+                Err(CudaError::InvalidArgument {
+                    parameter: "value",
+                    ..
+                })
+            ));
             Ok(())
         });
     }

@@ -149,10 +149,10 @@ fn bad_geometry_is_a_typed_error_and_a_failed_map_hands_the_memory_back() {
         let e = range.map(2 * g, physical).unwrap_err();
         assert_eq!(
             e.error,
-            CudaError::OutOfRange {
-                start: 2 * g,
-                end: 3 * g,
-                len: 2 * g
+            CudaError::BytesOutOfRange {
+                start: 2 * g as u64,
+                end: 3 * g as u64,
+                len: 2 * g as u64
             }
         );
         range.map(0, e.physical.expect("handed back"))?;

@@ -214,14 +214,26 @@ pub enum CudaError {
         /// One past the last byte asked for.
         end: usize,
     },
-    /// A mapping into an [`AddressRange`](crate::vmm::AddressRange) would overlap
-    /// memory mapped there already.
-    #[error("bytes {start}..{end} of the address range are mapped already")]
+    /// A mapping into an [`AddressRange`](crate::vmm::AddressRange), or a buffer of
+    /// [`ExternalMemory`](crate::external::ExternalMemory), would overlap memory
+    /// mapped there already.
+    #[error("bytes {start}..{end} are mapped already")]
     AlreadyMapped {
         /// The first byte of the mapping in the way.
         start: usize,
         /// One past its last byte.
         end: usize,
+    },
+    /// Bytes outside an object: a mapping past an address range's end, a buffer past
+    /// the end of external memory.
+    #[error("bytes {start}..{end} are out of bounds for {len} bytes")]
+    BytesOutOfRange {
+        /// The first byte asked for.
+        start: u64,
+        /// One past the last byte asked for.
+        end: u64,
+        /// The bytes there are.
+        len: u64,
     },
     /// A module image that is malformed: the reason says how.
     #[error("invalid module image: {0}")]

@@ -10,6 +10,7 @@ use crate::sys::{
     CUDA_EXTERNAL_MEMORY_BUFFER_DESC, CUDA_EXTERNAL_MEMORY_DEDICATED,
     CUDA_EXTERNAL_MEMORY_HANDLE_DESC, CUdeviceptr, CUexternalMemory, CUexternalMemoryHandleType,
 };
+use core::cell::RefCell;
 use core::marker::PhantomData;
 
 /// An imported memory object of `size` bytes; map buffers of it with
@@ -18,6 +19,9 @@ pub struct ExternalMemory<'a> {
     driver: &'static Driver,
     raw: CUexternalMemory,
     size: u64,
+    /// The byte ranges its live buffers map: no two overlap, so no two buffers (each
+    /// with its own host-order mark) alias. A forgotten buffer keeps its range.
+    mapped: RefCell<Vec<(u64, u64)>>,
     _tied: Tied<'a>,
 }
 
@@ -39,8 +43,10 @@ pub struct ExternalBuffer<'m, T: DeviceCopy> {
     len: usize,
     /// The stream last queued work that uses it ([`crate::order`]).
     mark: Mark,
-    _memory: PhantomData<(&'m ExternalMemory<'m>, *const ())>,
-    _t: PhantomData<T>,
+    /// Its object's list of mapped ranges, and its own entry there.
+    mapped: &'m RefCell<Vec<(u64, u64)>>,
+    range: (u64, u64),
+    _t: PhantomData<(T, *const ())>,
 }
 
 memory::extent!(owned ExternalBuffer);
@@ -80,6 +86,9 @@ impl<T: DeviceCopy> Drop for ExternalBuffer<'_, T> {
                 crate::leaks::Kind::DeviceAllocations,
             )
         };
+        if let Ok(mut mapped) = self.mapped.try_borrow_mut() {
+            mapped.retain(|r| *r != self.range);
+        }
     }
 }
 
@@ -91,9 +100,11 @@ impl ExternalMemory<'_> {
 
     /// `len` elements of `T` from byte `offset` of the object, mapped as device
     /// memory (`cuExternalMemoryGetMappedBuffer`). Checked first: `len` is not 0,
-    /// `offset` is aligned for `T` ([`CudaError::InvalidArgument`]), and the bytes lie
-    /// in the object ([`CudaError::OutOfRange`], in bytes). The driver may want a
-    /// coarser alignment of `offset` (a page on softcuda) and says so.
+    /// `offset` is aligned for `T` ([`CudaError::InvalidArgument`]), the bytes lie in
+    /// the object ([`CudaError::BytesOutOfRange`]) and overlap no live buffer of it
+    /// ([`CudaError::AlreadyMapped`]: two buffers of the same bytes would be two
+    /// exclusive views of them). The driver may want a coarser alignment of `offset`
+    /// (a page on softcuda) and says so.
     pub fn buffer<T: DeviceCopy>(
         &self,
         offset: u64,
@@ -112,15 +123,27 @@ impl ExternalMemory<'_> {
                 rule: "must be aligned for the element type",
             });
         }
-        let end = offset.checked_add(bytes as u64).filter(|&e| e <= self.size);
-        let Some(_) = end else {
-            let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
-            return Err(CudaError::OutOfRange {
-                start: to_usize(offset),
-                end: to_usize(offset).saturating_add(bytes),
-                len: to_usize(self.size),
+        let Some(end) = offset.checked_add(bytes as u64).filter(|&e| e <= self.size) else {
+            return Err(CudaError::BytesOutOfRange {
+                start: offset,
+                end: offset.saturating_add(bytes as u64),
+                len: self.size,
             });
         };
+        let mut mapped = self
+            .mapped
+            .try_borrow_mut()
+            .map_err(|_| CudaError::InvalidArgument {
+                parameter: "self",
+                rule: "a buffer cannot be made while a buffer of it is being dropped",
+            })?;
+        if let Some(&(start, stop)) = mapped.iter().find(|(s, e)| *s < end && offset < *e) {
+            let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+            return Err(CudaError::AlreadyMapped {
+                start: to_usize(start),
+                end: to_usize(stop),
+            });
+        }
         let desc = CUDA_EXTERNAL_MEMORY_BUFFER_DESC {
             offset,
             size: bytes as u64,
@@ -133,12 +156,15 @@ impl ExternalMemory<'_> {
             self.driver.table().cuExternalMemoryGetMappedBuffer()?(&mut ptr, self.raw, &desc)
         })?;
         crate::leaks::created(crate::leaks::Kind::DeviceAllocations, ptr);
+        mapped.push((offset, end));
+        drop(mapped);
         let buffer = ExternalBuffer {
             driver: self.driver,
             ptr,
             len,
             mark: Mark::new(),
-            _memory: PhantomData,
+            mapped: &self.mapped,
+            range: (offset, end),
             _t: PhantomData,
         };
         if ptr == 0 || !ptr.is_multiple_of(core::mem::align_of::<T>() as u64) {
@@ -153,7 +179,11 @@ impl ExternalMemory<'_> {
 
 impl Drop for ExternalMemory<'_> {
     fn drop(&mut self) {
-        if let Ok(destroy) = self.driver.table().cuDestroyExternalMemory() {
+        let Ok(destroy) = self.driver.table().cuDestroyExternalMemory() else {
+            tracing::warn!("cuDestroyExternalMemory is not available; the object leaks");
+            return;
+        };
+        {
             let raw = self.raw;
             // SAFETY: this value owns the object; every buffer of it is gone (they
             // borrow it).
@@ -228,6 +258,7 @@ impl<'ctx> CurrentContext<'ctx> {
                     driver: self.driver(),
                     raw,
                     size,
+                    mapped: RefCell::new(Vec::new()),
                     _tied: PhantomData,
                 })
             }

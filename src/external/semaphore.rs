@@ -54,6 +54,8 @@ pub struct ExternalSemaphore<'a, K: SemaphoreKind> {
     ctx: CUcontext,
     /// Whether an operation was ever queued on it.
     used: Cell<bool>,
+    /// The last value this handle signalled (a timeline semaphore's values only grow).
+    signalled: Cell<u64>,
     _tied: Tied<'a>,
     _k: PhantomData<K>,
 }
@@ -120,7 +122,9 @@ impl ExternalSemaphore<'_, Binary> {
 
     /// Queues a wait on `stream` (`cuWaitExternalSemaphoresAsync`): the stream's later
     /// work starts once the semaphore is signalled, and the wait consumes the signal.
-    /// A semaphore nobody signals stalls the stream (and whatever waits for it).
+    /// A semaphore nobody signals stalls the stream — and whatever waits for it: the
+    /// stream's drop, the semaphore's drop (it waits for its context's work) and the
+    /// context's.
     pub fn wait(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
         self.queue_wait(stream, 0)
     }
@@ -128,12 +132,25 @@ impl ExternalSemaphore<'_, Binary> {
 
 impl ExternalSemaphore<'_, Timeline> {
     /// Queues a signal of `value` on `stream`: once the work queued before it is done,
-    /// the semaphore's value becomes `value` (values only grow: the exporter's rule).
+    /// the semaphore's value becomes `value`. A timeline's values only grow: a value
+    /// not above the last one this handle signalled is refused
+    /// ([`CudaError::InvalidArgument`]); signals from elsewhere are the import
+    /// contract's business.
     pub fn signal(&self, stream: &Stream<'_>, value: u64) -> Result<(), CudaError> {
-        self.queue_signal(stream, value)
+        if value <= self.signalled.get() {
+            return Err(CudaError::InvalidArgument {
+                parameter: "value",
+                rule: "must be greater than the last value this semaphore signalled",
+            });
+        }
+        self.queue_signal(stream, value)?;
+        self.signalled.set(value);
+        Ok(())
     }
 
-    /// Queues a wait on `stream` until the semaphore's value is at least `value`.
+    /// Queues a wait on `stream` until the semaphore's value is at least `value`. A
+    /// value never reached stalls the stream, and what waits for it (as for a binary
+    /// semaphore's `wait`).
     pub fn wait(&self, stream: &Stream<'_>, value: u64) -> Result<(), CudaError> {
         self.queue_wait(stream, value)
     }
@@ -141,13 +158,20 @@ impl ExternalSemaphore<'_, Timeline> {
 
 impl<K: SemaphoreKind> Drop for ExternalSemaphore<'_, K> {
     fn drop(&mut self) {
+        // Only streams of its own context reach it (a stream of a pushed context
+        // needs the token mutably, which the semaphore borrows): waiting for that
+        // context's work covers every operation queued on it.
         if self.used.get() && !crate::wait::context_settled(self.driver, self.ctx) {
             tracing::error!(
                 "could not wait for the work of an external semaphore's context; leaving it alive"
             );
             return;
         }
-        if let Ok(destroy) = self.driver.table().cuDestroyExternalSemaphore() {
+        let Ok(destroy) = self.driver.table().cuDestroyExternalSemaphore() else {
+            tracing::warn!("cuDestroyExternalSemaphore is not available; the semaphore leaks");
+            return;
+        };
+        {
             let raw = self.raw;
             // SAFETY: this value owns the semaphore; no queued operation uses it any
             // more (its context's work is done, above).
@@ -174,7 +198,10 @@ impl<'ctx> CurrentContext<'ctx> {
     /// where the crate's views rely on it (external memory that another API writes
     /// between a wait and a signal, say), the caller ensures the other side keeps
     /// the protocol — signals only once its writes are done, and writes only after
-    /// waiting for this side's signal.
+    /// waiting for this side's signal — and that this side keeps the exporter's
+    /// rules too (a binary semaphore is not signalled twice without a wait between,
+    /// nor waited for with no signal to come; a timeline's value, which every handle
+    /// of it may signal, only grows: this handle checks only its own signals).
     #[cfg(unix)]
     pub unsafe fn import_external_semaphore<K: SemaphoreKind>(
         &self,
@@ -203,6 +230,7 @@ impl<'ctx> CurrentContext<'ctx> {
                     raw,
                     ctx: self.raw(),
                     used: Cell::new(false),
+                    signalled: Cell::new(0),
                     _tied: PhantomData,
                     _k: PhantomData,
                 })

@@ -144,8 +144,8 @@ impl<'ctx> CurrentContext<'ctx> {
     /// # Safety
     ///
     /// The imported memory is the exporter's memory: the crate cannot see other
-    /// mappings of it, and each range's host-order marks ([`crate::order`]) order
-    /// only the accesses through that range. The caller ensures that no access
+    /// mappings of it, and each range's host-order marks (the README's "Ordered host
+    /// access") order only the accesses through that range. The caller ensures that no access
     /// through another mapping of the same allocation — the exporter's own range,
     /// another import, in this process (safe code included) or another one —
     /// overlaps in time an access to the same bytes through memory mapped from the

@@ -179,7 +179,7 @@ impl<'a> AddressRange<'a> {
     /// context's device read and write access to it (`cuMemSetAccess`); the range owns
     /// it from then on. Checked first: the memory is of this range's driver and device,
     /// `offset` is a multiple of the granularity, the memory fits before the range's
-    /// end ([`CudaError::OutOfRange`], in bytes) and overlaps nothing mapped
+    /// end ([`CudaError::BytesOutOfRange`]) and overlaps nothing mapped
     /// ([`CudaError::AlreadyMapped`]). On any failure the memory comes back in the
     /// [`MapError`].
     pub fn map(
@@ -264,10 +264,10 @@ impl<'a> AddressRange<'a> {
         let end = offset
             .checked_add(physical.size)
             .filter(|&e| e <= self.size)
-            .ok_or(CudaError::OutOfRange {
-                start: offset,
-                end: offset.saturating_add(physical.size),
-                len: self.size,
+            .ok_or(CudaError::BytesOutOfRange {
+                start: offset as u64,
+                end: (offset as u64).saturating_add(physical.size as u64),
+                len: self.size as u64,
             })?;
         let before = self.pieces.range(..end).next_back();
         if let Some((&o, p)) = before
