@@ -34,9 +34,11 @@ pub fn reset() {
         s.libraries.clear();
         s.kernels.clear();
         s.links.clear();
+        s.green = Default::default();
     }
     removed.finish();
     crate::external::reset();
+    crate::ipc::reset();
     crate::vmm::reset();
     crate::pool::reset();
     crate::managed::reset();
@@ -219,7 +221,7 @@ pub fn call_log() -> Vec<String> {
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
 /// "graph_execs", "libraries", "link_states", "pools", "vmm_allocations",
 /// "vmm_reservations", "vmm_mappings", "external_memories", "external_buffers",
-/// "external_semaphores"); -1 for an unknown kind.
+/// "external_semaphores", "ipc_memory", "ipc_events", "green_contexts"); -1 for an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
@@ -247,6 +249,9 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"external_memories" => c.external_memories,
         b"external_buffers" => c.external_buffers,
         b"external_semaphores" => c.external_semaphores,
+        b"green_contexts" => c.green_contexts,
+        b"ipc_memory" => c.ipc_memory,
+        b"ipc_events" => c.ipc_events,
         _ => return -1,
     };
     n as c_int

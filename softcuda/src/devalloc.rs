@@ -23,8 +23,16 @@ pub(crate) fn layout(size: u64) -> R<Layout> {
     .map_err(|_| code::OUT_OF_MEMORY)
 }
 
-/// Allocates `size` bytes for context `ctx` and enters them in the memory map.
+/// Allocates `size` bytes while context `ctx` is current and enters them in the
+/// memory map: memory of `ctx`, or of its primary context if `ctx` is a green
+/// context's (`crate::green::memory_owner`).
 pub(crate) fn allocate(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
+    let owner = crate::green::memory_owner(s, ctx);
+    allocate_for(s, owner, size, kind)
+}
+
+/// Allocates `size` bytes owned by context `ctx` and enters them in the memory map.
+fn allocate_for(s: &mut State, ctx: u64, size: u64, kind: AllocKind) -> R<u64> {
     if size == 0 {
         return Err(code::INVALID_VALUE);
     }
@@ -116,6 +124,9 @@ pub(crate) struct Removed {
     /// Bases of buffers mapped from external memory, unmapped by
     /// `crate::external::unmap_buffer`.
     external: Vec<u64>,
+    /// Bases of other processes' memory opened through IPC, unmapped by
+    /// `crate::ipc::memory::unmap`.
+    ipc: Vec<u64>,
 }
 
 impl Removed {
@@ -124,6 +135,7 @@ impl Removed {
         self.any |= other.any;
         self.owned.extend(other.owned);
         self.external.extend(other.external);
+        self.ipc.extend(other.ipc);
     }
 
     /// Waits until no operation that may have checked the memory before it left the
@@ -154,6 +166,11 @@ impl Removed {
             // can find it.
             unsafe { crate::external::unmap_buffer(base) };
         }
+        for base in self.ipc {
+            // SAFETY: as for the buffers above: out of the map once, every operation
+            // that could still touch it ended.
+            unsafe { crate::ipc::memory::unmap(base) };
+        }
     }
 }
 
@@ -178,9 +195,23 @@ pub(crate) fn release(s: &mut State, base: u64, accept: fn(&AllocKind) -> bool) 
         // file (`crate::external`).
         return Ok(Removed {
             any: true,
-            owned: Vec::new(),
             external: vec![base],
+            ..Removed::default()
         });
+    }
+    if a.kind == AllocKind::IpcImported {
+        // Another process's memory: counted against no budget here; unmapped
+        // (`crate::ipc::memory`).
+        return Ok(Removed {
+            any: true,
+            ipc: vec![base],
+            ..Removed::default()
+        });
+    }
+    if a.kind == AllocKind::Device {
+        // Exported through IPC: the shared file is closed (importers keep their
+        // mappings); the pages here go as any allocation's.
+        crate::ipc::memory::freed(base, a.id);
     }
     if graph::mem::is_reserved(base) {
         // Graph memory: unmapped only; it stays reserved (`crate::graph::mem`).
@@ -228,7 +259,8 @@ pub(crate) fn free_all_of(s: &mut State, ctx: u64) -> Removed {
 
 /// Allocates device memory for a module variable of context `ctx`.
 pub(crate) fn allocate_global(s: &mut State, ctx: u64, size: u64) -> R<u64> {
-    allocate(s, ctx, size.max(1), AllocKind::Device)
+    // The module's own context: its variables go with the module.
+    allocate_for(s, ctx, size.max(1), AllocKind::Device)
 }
 
 /// Removes a module variable (deallocated by [`Removed::finish`]).

@@ -208,7 +208,8 @@ impl Profile {
             120 => i32::from(hopper), // CLUSTER_LAUNCH: on compute capability 9.0+
             121 => 0,     // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
             122 | 123 => 0, // 64-bit stream mem ops, wait value NOR
-            124 | 125 => 0, // DMA_BUF, IPC_EVENT
+            124 => 0,     // DMA_BUF
+            125 => i32::from(cfg!(target_os = "linux")), // IPC_EVENT (crate::ipc)
             126 => {
                 if hopper {
                     4

@@ -80,6 +80,14 @@ pub fn quiesce() {
     drop(RUNNING.write().unwrap_or_else(PoisonError::into_inner));
 }
 
+/// Like [`quiesce`], but keeps every new operation on device memory from starting
+/// until the guard is dropped: while it is held, nothing but its holder touches
+/// device memory (`crate::ipc::memory` moves an allocation's bytes into a shared
+/// file under it). Same rules as [`quiesce`]; hold it briefly.
+pub fn exclusive() -> std::sync::RwLockWriteGuard<'static, ()> {
+    RUNNING.write().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A range of mapped memory, as checked when an operation was queued: the base and
 /// the buffer id of the allocation holding it, and the end of the range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

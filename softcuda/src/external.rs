@@ -80,12 +80,67 @@ pub(crate) struct Semaphore {
     page: Page,
 }
 
-/// A shared mapping of a semaphore file's counter; unmapped, and the file closed,
-/// when dropped.
-struct Page {
+/// A shared mapping of the first page of a small memory file of `u64` counters (a
+/// semaphore file's counter; an interprocess event's state, `crate::ipc::event`);
+/// unmapped, and the file closed, when dropped. Every process that maps the file
+/// sees the same counters, which they change only atomically.
+pub(crate) struct Page {
     addr: usize,
     len: usize,
     _file: OwnedFd,
+}
+
+impl Page {
+    /// Maps the first page of `file` (a memory file at least `8 * words` bytes long,
+    /// sealed against shrinking: `crate::vmm::named` checks both), taking the
+    /// descriptor; `None` (the descriptor closed) if the system refused.
+    pub(crate) fn map(file: OwnedFd, words: usize) -> Option<Page> {
+        let (addr, len) = os::map_counter(file.as_raw_fd())?;
+        if words.checked_mul(8).is_none_or(|b| b > len) {
+            // SAFETY: the mapping just made, ours, unmapped once.
+            unsafe { os::unmap(addr, len) };
+            return None;
+        }
+        Some(Page {
+            addr,
+            len,
+            _file: file,
+        })
+    }
+
+    /// Counter `i` of the page (`i` below the `words` it was mapped with).
+    pub(crate) fn word(&self, i: usize) -> &AtomicU64 {
+        let i = i.min(self.len / 8 - 1);
+        // SAFETY: `addr + 8 i` lies in a live, page-aligned (so 8-byte aligned),
+        // readable and writable shared mapping that lives as long as `self`, backed
+        // by the file (sealed against shrinking, at least that long); other
+        // processes change it only atomically.
+        unsafe { &*((self.addr + 8 * i) as *const AtomicU64) }
+    }
+
+    /// The descriptor of the file (kept open while the page lives).
+    pub(crate) fn fd(&self) -> c_int {
+        self._file.as_raw_fd()
+    }
+}
+
+/// The first and the longest pause of [`poll_until`].
+const NAP: std::time::Duration = std::time::Duration::from_micros(100);
+const LONGEST_NAP: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Waits until `done()` holds, polling with short sleeps (100 µs doubling to 1 ms,
+/// no busy spin) and holding no lock: how a counter in shared memory, which another
+/// process may change, is waited for. Gives up (false) once `give_up()` holds.
+pub(crate) fn poll_until(mut done: impl FnMut() -> bool, give_up: impl Fn() -> bool) -> bool {
+    let mut nap = NAP;
+    while !done() {
+        if give_up() {
+            return false;
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(LONGEST_NAP);
+    }
+    true
 }
 
 impl Drop for Page {
@@ -99,10 +154,7 @@ impl Drop for Page {
 
 impl Semaphore {
     fn counter(&self) -> &AtomicU64 {
-        // SAFETY: `addr` is the start of a live, page-aligned, readable and writable
-        // shared mapping of at least 8 bytes (the file is sealed against shrinking),
-        // which lives as long as `self`; other processes change it only atomically.
-        unsafe { &*(self.page.addr as *const AtomicU64) }
+        self.page.word(0)
     }
 
     /// Signals: a binary semaphore's counter becomes 1, a timeline semaphore's

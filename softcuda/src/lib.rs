@@ -27,6 +27,7 @@
 //! graph::exec (run graphs)  launch/ image copy            launch, modules, copies
 //!        │
 //! graph (model, capture, mem, cond)  pool managed devalloc vmm external  graphs, device memory
+//! green (SM partitions, green contexts)
 //!        │
 //! stream (workers, events, drain)                         ordering
 //!        │
@@ -38,10 +39,12 @@
 //! `api/*` files import the layers below, not each other, except `api::proc` (the
 //! `cuGetProcAddress` table names every export) and `api::launch_ex`, which records
 //! a launch's completion event through `cuEventRecordWithFlags` itself (so that its
-//! call log and fault injection apply). Arrows that still point up inside the lower
+//! call log and fault injection apply), and `api::green`, which reaches
+//! `api::context` for a green context's context entry and its primary context. Arrows that still point up inside the lower
 //! layers: `state` ↔ `stream` (the state holds the streams and events; a stream
-//! reports into its context's sticky error), `state` → `pool`, `graph` and `vmm` (what a
-//! kernel may touch, conditional handles, live counts), `stream` → `graph::capture`
+//! reports into its context's sticky error), `state` → `pool`, `graph`, `vmm` and `green` (what a
+//! kernel may touch, conditional handles, live counts), `stream` and `devalloc` →
+//! `green` (a green context's waits and detached streams; its memory's owner), `stream` → `graph::capture`
 //! (the legacy stream refuses to wait for a capturing stream), and `devalloc` ↔
 //! `pool`, `graph::mem` (a free checks the other owners of device memory, which
 //! reserve through `devalloc`), `devalloc` → `external` (a free of a buffer mapped
@@ -70,7 +73,9 @@ mod devspace;
 mod external;
 mod ffi;
 pub mod graph;
+mod green;
 mod image;
+mod ipc;
 mod launch;
 mod managed;
 mod pool;

@@ -479,7 +479,15 @@ fn delayed_worker(ctx: u64, sticky: &Arc<Sticky>) -> R<Arc<Stream>> {
 pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     let v = stream as usize;
     if is_legacy(stream) || v == CU_STREAM_PER_THREAD {
-        let sticky = state::sticky_of(&state::state(), ctx)?;
+        let (sticky, gates) = {
+            let s = state::state();
+            (state::sticky_of(&s, ctx)?, crate::green::gates(&s, ctx))
+        };
+        // A green context's default streams honour its `cuGreenCtxWaitEvent`s: their
+        // work runs on this thread, which waits as the stream would.
+        for (e, generation) in gates {
+            e.wait_for(generation, &sticky);
+        }
         let lane = if is_legacy(stream) {
             // The legacy stream would wait for a capturing blocking stream: refused.
             crate::graph::capture::legacy_use(ctx)?;
@@ -504,7 +512,11 @@ pub fn target(ctx: u64, stream: CUstream) -> R<Target> {
     let id = state::id_of(Kind::Stream, stream).ok_or(code::INVALID_HANDLE)?;
     let (s, delayed) = {
         let st = state::state();
-        let s = st.streams.get(&id).cloned().ok_or(code::INVALID_HANDLE)?;
+        let s = st
+            .streams
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| crate::green::missing_stream(&st, id))?;
         (s, st.delayed.get(&ctx).cloned())
     };
     if let Some(w) = delayed
@@ -624,11 +636,25 @@ pub struct Event {
     sticky: Arc<Sticky>,
     st: Mutex<EventState>,
     cv: Condvar,
+    /// An interprocess event's state shared with other processes
+    /// (`crate::ipc::event`): its generations and completions are the shared
+    /// counters', which records, queries and waits consult.
+    ipc: Option<crate::ipc::event::Shared>,
 }
 
 impl Event {
     /// A new, never-recorded event of context `ctx` (whose sticky cell is `sticky`).
     pub fn new(ctx: u64, sticky: Arc<Sticky>, flags: u32) -> Arc<Event> {
+        Event::with_shared(ctx, sticky, flags, None)
+    }
+
+    /// [`Event::new`], its state shared with other processes (`ipc`) if given.
+    pub(crate) fn with_shared(
+        ctx: u64,
+        sticky: Arc<Sticky>,
+        flags: u32,
+        ipc: Option<crate::ipc::event::Shared>,
+    ) -> Arc<Event> {
         Arc::new(Event {
             ctx,
             flags,
@@ -640,17 +666,35 @@ impl Event {
                 error: None,
             }),
             cv: Condvar::new(),
+            ipc,
         })
+    }
+
+    /// The state shared with other processes, for an interprocess event.
+    pub(crate) fn shared(&self) -> Option<&crate::ipc::event::Shared> {
+        self.ipc.as_ref()
+    }
+
+    /// Whether the event was opened from another process's handle.
+    pub fn ipc_imported(&self) -> bool {
+        self.ipc.as_ref().is_some_and(|i| i.imported())
+    }
+
+    /// A new record: its generation (an interprocess event's from the shared
+    /// counter).
+    fn next_generation(&self) -> u64 {
+        let mut st = lock(&self.st);
+        st.recorded = match &self.ipc {
+            Some(i) => i.record(),
+            None => st.recorded + 1,
+        };
+        st.recorded
     }
 
     /// Records the event on `stream`: it completes when the work before it has.
     pub fn record(self: &Arc<Self>, ctx: u64, stream: CUstream) -> R {
         let target = target(ctx, stream)?; // first: a refused record changes nothing
-        let generation = {
-            let mut st = lock(&self.st);
-            st.recorded += 1;
-            st.recorded
-        };
+        let generation = self.next_generation();
         target.run(Work::Record(Arc::clone(self), generation))
     }
 
@@ -662,12 +706,28 @@ impl Event {
             st.time = failed.is_none().then(Instant::now);
             st.error = failed;
         }
+        if let Some(i) = &self.ipc {
+            i.complete(generation);
+        }
         self.cv.notify_all();
     }
 
     /// The status of a resolved event: its record's failure or its context's sticky
-    /// error, else success.
+    /// error, else success. An interprocess event is resolved once the shared
+    /// completions have caught up with the shared records; a failure counts only if
+    /// the newest record was this process's.
     fn status(&self, st: &EventState) -> R {
+        if let Some(i) = &self.ipc {
+            let recorded = i.recorded();
+            if i.completed() < recorded {
+                return Err(code::NOT_READY);
+            }
+            let own = (st.completed == recorded).then_some(st.error).flatten();
+            return match own.or_else(|| self.sticky.get()) {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
         if st.completed < st.recorded {
             return Err(code::NOT_READY);
         }
@@ -685,6 +745,10 @@ impl Event {
     /// Waits for the last record: until it completed, or until the worker of its
     /// stream reached it and discarded it (after the context was poisoned).
     pub fn synchronize(&self) -> R {
+        if let Some(i) = &self.ipc {
+            i.wait(i.recorded(), || false);
+            return self.status(&lock(&self.st));
+        }
         let mut st = lock(&self.st);
         let target = st.recorded;
         while st.completed < target {
@@ -700,6 +764,10 @@ impl Event {
     /// Waits (on a stream's worker) for record `target`; gives up once the waiting
     /// stream's context (`sticky`) is poisoned, as its later work is discarded then.
     fn wait_for(&self, target: u64, sticky: &Sticky) {
+        if let Some(i) = &self.ipc {
+            i.wait(target, || sticky.get().is_some());
+            return;
+        }
         let mut st = lock(&self.st);
         while st.completed < target && sticky.get().is_none() {
             st = self
@@ -713,17 +781,16 @@ impl Event {
     /// Stream work that records the event (a graph's event-record node): like
     /// [`Event::record`], for a stream resolved already.
     pub fn record_work(self: &Arc<Self>) -> Work {
-        let generation = {
-            let mut st = lock(&self.st);
-            st.recorded += 1;
-            st.recorded
-        };
-        Work::Record(Arc::clone(self), generation)
+        Work::Record(Arc::clone(self), self.next_generation())
     }
 
-    /// Stream work that waits for the event's last record as of now.
+    /// Stream work that waits for the event's last record as of now (of any
+    /// process, for an interprocess event).
     pub fn waiter(self: &Arc<Self>) -> Work {
-        let target = lock(&self.st).recorded;
+        let target = match &self.ipc {
+            Some(i) => i.recorded(),
+            None => lock(&self.st).recorded,
+        };
         Work::Wait(Arc::clone(self), target)
     }
 

@@ -68,6 +68,9 @@ pub mod code {
     pub const STREAM_CAPTURE_WRONG_THREAD: CUresult = 908;
     pub const GRAPH_EXEC_UPDATE_FAILURE: CUresult = 910;
     pub const INVALID_CLUSTER_SIZE: CUresult = 912;
+    pub const INVALID_RESOURCE_TYPE: CUresult = 914;
+    pub const INVALID_RESOURCE_CONFIGURATION: CUresult = 915;
+    pub const STREAM_DETACHED: CUresult = 917;
     pub const UNKNOWN: CUresult = 999;
 }
 
@@ -144,6 +147,18 @@ pub struct CUDA_MEMCPY3D {
 pub struct CUipcMemHandle {
     pub reserved: [u8; 64],
 }
+
+/// `CUipcEventHandle`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUipcEventHandle {
+    pub reserved: [u8; 64],
+}
+
+/// `CU_EVENT_INTERPROCESS`.
+pub const CU_EVENT_INTERPROCESS: c_uint = 0x4;
+/// `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`.
+pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: c_uint = 0x1;
 
 /// `CUdriverProcAddressQueryResult`.
 pub type CUdriverProcAddressQueryResult = c_uint;
@@ -585,4 +600,50 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS {
     pub params: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_params,
     pub flags: c_uint,
     pub reserved: [c_uint; 16],
+}
+
+// ---- green contexts and device resources (12.4) -----------------------------------
+
+/// `CUgreenCtx`.
+pub type CUgreenCtx = *mut c_void;
+/// `CUdevResourceDesc`.
+pub type CUdevResourceDesc = *mut c_void;
+/// `CUdevResourceType`.
+pub type CUdevResourceType = c_uint;
+/// `CU_DEV_RESOURCE_TYPE_INVALID`.
+pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = 0;
+/// `CU_DEV_RESOURCE_TYPE_SM`.
+pub const CU_DEV_RESOURCE_TYPE_SM: CUdevResourceType = 1;
+/// `CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING`.
+pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: c_uint = 1;
+/// `CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE`.
+pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: c_uint = 2;
+/// `CU_GREEN_CTX_DEFAULT_STREAM`.
+pub const CU_GREEN_CTX_DEFAULT_STREAM: c_uint = 1;
+
+/// `CUdevResource` (`_v1`, the 12.x layout): 144 bytes. `_internal_padding` is the
+/// driver's (softcuda keeps its record of the resource there); `data` is the union
+/// whose `sm.smCount` is the first `u32`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUdevResource {
+    pub type_: CUdevResourceType,
+    pub _internal_padding: [u8; 92],
+    pub data: [u8; 48],
+}
+
+impl CUdevResource {
+    /// An all-zero resource (`CU_DEV_RESOURCE_TYPE_INVALID`).
+    pub const fn zeroed() -> Self {
+        CUdevResource {
+            type_: CU_DEV_RESOURCE_TYPE_INVALID,
+            _internal_padding: [0; 92],
+            data: [0; 48],
+        }
+    }
+
+    /// `sm.smCount`.
+    pub fn sm_count(&self) -> c_uint {
+        c_uint::from_ne_bytes([self.data[0], self.data[1], self.data[2], self.data[3]])
+    }
 }

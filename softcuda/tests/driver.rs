@@ -6,7 +6,7 @@ mod common;
 
 use common::fault;
 use common::{no_leaks, ok, serial};
-use softcuda::api::{context::*, device::*, init::*, memory::*, module::*, stream::*};
+use softcuda::api::{context::*, device::*, init::*, ipc::*, memory::*, module::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};

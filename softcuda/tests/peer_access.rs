@@ -13,7 +13,7 @@ mod common;
 use common::fault;
 use common::{launch_kernel, no_leaks, ok, serial};
 use softcuda::api::managed::cuMemAllocManaged;
-use softcuda::api::{context::*, graph::*, memory::*, module::*, pool::*, stream::*};
+use softcuda::api::{context::*, graph::*, ipc::*, memory::*, module::*, pool::*, stream::*};
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::ptr::null_mut;

@@ -12,7 +12,8 @@ use std::sync::Arc;
 /// `CU_CTX_FLAGS_MASK`: the flag bits a context accepts.
 const FLAGS_MASK: u32 = 0xFF;
 
-fn new_context(s: &mut State, dev: usize, flags: u32, primary: bool) -> u64 {
+/// Enters a new context of device `dev` (also a green context's, `crate::api::green`).
+pub(crate) fn new_context(s: &mut State, dev: usize, flags: u32, primary: bool) -> u64 {
     let id = s.next_id();
     s.contexts.insert(
         id,
@@ -100,7 +101,7 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
     s.functions.retain(|_, f| f.ctx != ctx);
     s.modules.retain(|_, m| m.ctx != ctx);
     let removed = free_all_of(s, ctx);
-    s.ipc_opened.retain(|(c, _)| *c != ctx);
+    s.ipc_opened.retain(|(c, _), _| *c != ctx);
     if keep {
         if let Some(c) = s.contexts.get_mut(&ctx) {
             c.sticky = Arc::default(); // old streams keep the old, poisoned one
@@ -259,7 +260,8 @@ pub unsafe extern "C" fn cuCtxDestroy_v2(ctx: CUcontext) -> CUresult {
         crate::stream::drain(Some(id));
         let mut s = state::state();
         state::require_init(&s)?;
-        if s.context(id)?.primary {
+        // A primary context is released, a green context's destroyed with it.
+        if s.context(id)?.primary || s.green.id_of_ctx(id).is_some() {
             return Err(code::INVALID_CONTEXT);
         }
         let removed = destroy(&mut s, id, false);

@@ -14,7 +14,6 @@ use crate::stream as st;
 use crate::types::*;
 use core::ffi::c_uint;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// `NOT_SUPPORTED` where softcuda has no external resources.
 fn supported() -> R {
@@ -220,10 +219,6 @@ pub unsafe extern "C" fn cuSignalExternalSemaphoresAsync(
     })
 }
 
-/// The first and the longest pause of a waiting semaphore operation.
-const NAP: Duration = Duration::from_micros(100);
-const LONGEST_NAP: Duration = Duration::from_millis(1);
-
 /// `cuWaitExternalSemaphoresAsync`: in stream order, the stream waits for each
 /// semaphore (binary: until set, then clears it; timeline: until at least
 /// `params.fence.value`), polling with short sleeps and holding no lock; it gives
@@ -249,13 +244,9 @@ pub unsafe extern "C" fn cuWaitExternalSemaphoresAsync(
             stream,
             Box::new(move || {
                 for (sem, v) in &list {
-                    let mut nap = NAP;
-                    while !sem.try_wait(*v) {
-                        if sticky.get().is_some() {
-                            return Ok(()); // the stream's later work is discarded
-                        }
-                        std::thread::sleep(nap);
-                        nap = (nap * 2).min(LONGEST_NAP);
+                    if !crate::external::poll_until(|| sem.try_wait(*v), || sticky.get().is_some())
+                    {
+                        return Ok(()); // the stream's later work is discarded
                     }
                 }
                 Ok(())

@@ -40,7 +40,9 @@ use super::out;
 use crate::device::Profile;
 use crate::launch::cluster::*;
 pub use crate::launch::cluster::{NON_PORTABLE_CLUSTER, PORTABLE_CLUSTER, SMS_PER_GPC};
-use crate::launch::{blocks_per_sm, device_of, function, kernel_job, prepare_launch};
+use crate::launch::{
+    blocks_per_sm, function, kernel_job, prepare_launch, profile_of, query_profile,
+};
 use crate::ptx::{LaunchConfig, LaunchExtras};
 use crate::state::{self, FunctionEntry, R};
 use crate::stream;
@@ -127,7 +129,9 @@ fn read_attributes(
     id: u64,
     f: &FunctionEntry,
 ) -> R<ReadAttributes> {
-    let dev = device_of(s, f.ctx)?;
+    // The launch's context is the function's: a green context's SMs count.
+    let dev = profile_of(s, f.ctx)?;
+    let dev = &*dev;
     let hopper = dev.cc.0 >= 9;
     let mut rec = LaunchRecord::default();
     let mut event = None;
@@ -388,7 +392,7 @@ fn cluster_query(
     let s = state::state();
     state::require_init(&s)?;
     let (id, fe) = function(&s, f)?;
-    let dev = device_of(&s, fe.ctx)?.clone();
+    let dev = query_profile(&s, fe.ctx)?.into_owned();
     if dev.cc.0 < 9 {
         return Err(code::NOT_SUPPORTED);
     }

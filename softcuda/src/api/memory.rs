@@ -1,7 +1,7 @@
 //! Memory: device allocations (in softcuda's own device address space, apart from
 //! host memory: `crate::devspace`; bounded by the device's profile), pinned and
 //! registered host memory, copies and sets in every direction, synchronous and
-//! stream-ordered, pointer attributes and IPC handles.
+//! stream-ordered, and pointer attributes (IPC handles: `crate::api::ipc`).
 
 use super::out;
 use crate::copy::*;
@@ -216,7 +216,10 @@ pub unsafe extern "C" fn cuMemHostGetFlags(flags: *mut c_uint, p: *mut c_void) -
         let (_, a) = state::find_alloc(&state::memory(), p as u64, 1).ok_or(code::INVALID_VALUE)?;
         match a.kind {
             AllocKind::PinnedHost(f) | AllocKind::Registered(f) => out(flags, f),
-            AllocKind::Device | AllocKind::Mapped | AllocKind::External => Err(code::INVALID_VALUE),
+            AllocKind::Device
+            | AllocKind::Mapped
+            | AllocKind::External
+            | AllocKind::IpcImported => Err(code::INVALID_VALUE),
         }
     })
 }
@@ -470,70 +473,6 @@ pub unsafe extern "C" fn cuPointerGetAttributes(
             let (attr, slot) = unsafe { (*attrs.add(i), *data.add(i)) };
             pointer_attribute(slot, attr, ptr)?;
         }
-        Ok(())
-    })
-}
-
-const IPC_MAGIC: &[u8; 8] = b"softcuda";
-
-/// `cuIpcGetMemHandle`: within this process, a handle names the allocation.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuIpcGetMemHandle(
-    handle: *mut CUipcMemHandle,
-    ptr: CUdeviceptr,
-) -> CUresult {
-    api!("cuIpcGetMemHandle", {
-        state::current_ctx(&state::state())?;
-        let a = *state::memory()
-            .get(&ptr)
-            .filter(|a| a.kind == AllocKind::Device)
-            .ok_or(code::INVALID_VALUE)?;
-        let mut h = CUipcMemHandle { reserved: [0; 64] };
-        h.reserved[..8].copy_from_slice(IPC_MAGIC);
-        h.reserved[8..16].copy_from_slice(&ptr.to_le_bytes());
-        h.reserved[16..24].copy_from_slice(&a.id.to_le_bytes());
-        out(handle, h)
-    })
-}
-
-/// `cuIpcOpenMemHandle_v2`: the allocation's own address.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuIpcOpenMemHandle_v2(
-    dptr: *mut CUdeviceptr,
-    handle: CUipcMemHandle,
-    _flags: c_uint,
-) -> CUresult {
-    api!("cuIpcOpenMemHandle", {
-        let mut s = state::state();
-        let ctx = state::current_ctx(&s)?;
-        let r = &handle.reserved;
-        if &r[..8] != IPC_MAGIC {
-            return Err(code::INVALID_VALUE);
-        }
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&r[8..16]);
-        let ptr = u64::from_le_bytes(word);
-        word.copy_from_slice(&r[16..24]);
-        let id = u64::from_le_bytes(word);
-        state::memory()
-            .get(&ptr)
-            .filter(|a| a.id == id)
-            .ok_or(code::INVALID_VALUE)?;
-        out(dptr, ptr)?;
-        // Mapped into the opening context: its kernels may touch it.
-        s.ipc_opened.insert((ctx, id));
-        Ok(())
-    })
-}
-
-/// `cuIpcCloseMemHandle`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuIpcCloseMemHandle(dptr: CUdeviceptr) -> CUresult {
-    api!("cuIpcCloseMemHandle", {
-        let mut s = state::state();
-        let ctx = state::current_ctx(&s)?;
-        let id = state::memory().get(&dptr).ok_or(code::INVALID_VALUE)?.id;
-        s.ipc_opened.remove(&(ctx, id));
         Ok(())
     })
 }

@@ -367,7 +367,8 @@ pub unsafe extern "C" fn cuLaunchKernel(
 fn occupancy_inputs(s: &State, hfunc: CUfunction) -> R<(FunctionEntry, Profile)> {
     state::require_init(s)?;
     let (_, f) = function(s, hfunc)?;
-    let dev = device_of(s, f.ctx)?.clone();
+    // In a green context, the grids it suggests fill its SMs.
+    let dev = crate::launch::query_profile(s, f.ctx)?.into_owned();
     Ok((f, dev))
 }
 

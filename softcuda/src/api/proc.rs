@@ -9,8 +9,8 @@
 use super::launch_ex::*;
 use super::tensor_map::*;
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
-use super::{external::*, managed::*, pool::*, vmm::*};
-use super::{library::*, link::*};
+use super::{external::*, ipc::*, managed::*, pool::*, vmm::*};
+use super::{green::*, library::*, link::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -118,6 +118,8 @@ exports! {
     "cuIpcGetMemHandle" @ 4010 => cuIpcGetMemHandle,
     "cuIpcOpenMemHandle" @ 11000 => cuIpcOpenMemHandle_v2,
     "cuIpcCloseMemHandle" @ 4010 => cuIpcCloseMemHandle,
+    "cuIpcGetEventHandle" @ 4010 => cuIpcGetEventHandle,
+    "cuIpcOpenEventHandle" @ 4010 => cuIpcOpenEventHandle,
     "cuStreamCreate" @ 2000 => cuStreamCreate,
     "cuStreamCreateWithPriority" @ 5050 => cuStreamCreateWithPriority,
     "cuStreamDestroy" @ 4000 => cuStreamDestroy_v2,
@@ -303,6 +305,20 @@ exports! {
     "cuLaunchCooperativeKernelMultiDevice" @ 9000 => cuLaunchCooperativeKernelMultiDevice,
     "cuOccupancyMaxActiveClusters" @ 11070 => cuOccupancyMaxActiveClusters,
     "cuOccupancyMaxPotentialClusterSize" @ 11070 => cuOccupancyMaxPotentialClusterSize,
+    "cuDeviceGetDevResource" @ 12040 => cuDeviceGetDevResource,
+    "cuCtxGetDevResource" @ 12040 => cuCtxGetDevResource,
+    "cuGreenCtxGetDevResource" @ 12040 => cuGreenCtxGetDevResource,
+    "cuDevSmResourceSplitByCount" @ 12040 => cuDevSmResourceSplitByCount,
+    "cuDevResourceGenerateDesc" @ 12040 => cuDevResourceGenerateDesc,
+    "cuGreenCtxCreate" @ 12040 => cuGreenCtxCreate,
+    "cuGreenCtxDestroy" @ 12040 => cuGreenCtxDestroy,
+    "cuCtxFromGreenCtx" @ 12040 => cuCtxFromGreenCtx,
+    "cuGreenCtxRecordEvent" @ 12040 => cuGreenCtxRecordEvent,
+    "cuGreenCtxWaitEvent" @ 12040 => cuGreenCtxWaitEvent,
+    "cuStreamGetGreenCtx" @ 12040 => cuStreamGetGreenCtx,
+    "cuGreenCtxStreamCreate" @ 12050 => cuGreenCtxStreamCreate,
+    "cuStreamGetCtx" @ 12050 => cuStreamGetCtx_v2,
+    "cuGreenCtxGetId" @ 12090 => cuGreenCtxGetId,
 }
 
 /// The entry point for `name` at requested version `version`, or the status saying

@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 fn stream_of(h: CUstream) -> R<Arc<Stream>> {
     let id = state::id_of(Kind::Stream, h).ok_or(code::INVALID_HANDLE)?;
-    state::state()
-        .streams
+    let s = state::state();
+    // A stream of a destroyed green context is `STREAM_DETACHED`.
+    s.streams
         .get(&id)
         .cloned()
-        .ok_or(code::INVALID_HANDLE)
+        .ok_or_else(|| crate::green::missing_stream(&s, id))
 }
 
 fn event_of(h: CUevent) -> R<Arc<Event>> {
@@ -35,6 +36,10 @@ fn create_stream(ph: *mut CUstream, flags: c_uint, priority: c_int) -> R {
     let ctx = state::current_ctx(&s)?;
     let sticky = state::sticky_of(&s, ctx)?;
     let stream = Stream::spawn(ctx, sticky, flags, priority.clamp(-5, 0))?;
+    // In a green context, the waits of `cuGreenCtxWaitEvent` come first.
+    for (e, generation) in crate::green::gates(&s, ctx) {
+        stream.submit(st::Work::Wait(e, generation));
+    }
     let id = s.next_id();
     s.streams.insert(id, stream);
     out(ph, state::handle(Kind::Stream, id))
@@ -69,6 +74,9 @@ pub unsafe extern "C" fn cuStreamDestroy_v2(h: CUstream) -> CUresult {
         let id = state::id_of(Kind::Stream, h).ok_or(code::INVALID_HANDLE)?;
         let mut s = state::state();
         state::require_init(&s)?;
+        if s.green.detached.remove(&id) {
+            return Ok(()); // a stream of a destroyed green context: its worker is gone
+        }
         let stream = s.streams.remove(&id).ok_or(code::INVALID_HANDLE)?;
         st::retire(&mut s, stream);
         drop(s);
@@ -267,7 +275,14 @@ pub unsafe extern "C" fn cuEventCreate(ph: *mut CUevent, flags: c_uint) -> CUres
         let ctx = state::current_ctx(&s)?;
         let id = s.next_id();
         let sticky = state::sticky_of(&s, ctx)?;
-        s.events.insert(id, Event::new(ctx, sticky, flags));
+        // An interprocess event keeps its state in shared memory (Linux; elsewhere
+        // it is an ordinary event and `cuIpcGetEventHandle` refuses it).
+        let shared = match flags & CU_EVENT_INTERPROCESS != 0 && crate::ipc::SUPPORTED {
+            true => Some(crate::ipc::event::Shared::create(id)?),
+            false => None,
+        };
+        s.events
+            .insert(id, Event::with_shared(ctx, sticky, flags, shared));
         out(ph, state::handle(Kind::Event, id))
     })
 }

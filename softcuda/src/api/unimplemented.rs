@@ -42,8 +42,6 @@ unimplemented_functions! {
     cuCtxCreate_v3
     cuCtxCreate_v4
     cuCtxDetach
-    cuCtxFromGreenCtx
-    cuCtxGetDevResource
     cuCtxGetExecAffinity
     cuCtxGetSharedMemConfig
     cuCtxRecordEvent
@@ -51,9 +49,6 @@ unimplemented_functions! {
     cuCtxSetFlags
     cuCtxSetSharedMemConfig
     cuCtxWaitEvent
-    cuDevResourceGenerateDesc
-    cuDevSmResourceSplitByCount
-    cuDeviceGetDevResource
     cuDeviceGetExecAffinitySupport
     cuDeviceGetGraphMemAttribute
     cuDeviceGetNvSciSyncAttributes
@@ -93,14 +88,6 @@ unimplemented_functions! {
     cuGraphNodeSetParams
     cuGraphReleaseUserObject
     cuGraphRetainUserObject
-    cuGreenCtxCreate
-    cuGreenCtxDestroy
-    cuGreenCtxGetDevResource
-    cuGreenCtxRecordEvent
-    cuGreenCtxStreamCreate
-    cuGreenCtxWaitEvent
-    cuIpcGetEventHandle
-    cuIpcOpenEventHandle
     cuKernelSetCacheConfig
     cuLaunch
     cuLaunchGrid
@@ -153,9 +140,7 @@ unimplemented_functions! {
     cuPointerSetAttribute
     cuStreamBatchMemOp_v2
     cuStreamBeginCaptureToGraph
-    cuStreamGetCtx_v2
     cuStreamGetDevice
-    cuStreamGetGreenCtx
     cuStreamGetId
     cuStreamUpdateCaptureDependencies
     cuStreamUpdateCaptureDependencies_v2

@@ -36,6 +36,30 @@ pub(crate) fn device_of(s: &State, ctx: u64) -> R<&Profile> {
     Ok(&s.config.devices[s.context(ctx)?.device])
 }
 
+/// The device as a launch in context `ctx` sees it: for a green context, with the
+/// green context's SM count (`crate::green::sm_count`).
+pub(crate) fn profile_of(s: &State, ctx: u64) -> R<std::borrow::Cow<'_, Profile>> {
+    let dev = device_of(s, ctx)?;
+    Ok(match crate::green::sm_count(s, ctx) {
+        Some(sm_count) => std::borrow::Cow::Owned(Profile {
+            sm_count,
+            ..dev.clone()
+        }),
+        None => std::borrow::Cow::Borrowed(dev),
+    })
+}
+
+/// The device as an occupancy query about a function of context `ctx` sees it:
+/// [`profile_of`] the calling thread's current context if that is a green context
+/// on the same device, else of `ctx`.
+pub(crate) fn query_profile(s: &State, ctx: u64) -> R<std::borrow::Cow<'_, Profile>> {
+    let d = s.context(ctx)?.device;
+    let green = state::current().filter(|&c| {
+        crate::green::sm_count(s, c).is_some() && s.context(c).is_ok_and(|x| x.device == d)
+    });
+    profile_of(s, green.unwrap_or(ctx))
+}
+
 /// Function attribute `attr` of kernel `k` on device `dev`, opted in to
 /// `max_dynamic_shared` bytes of shared memory.
 pub(crate) fn attribute_of(

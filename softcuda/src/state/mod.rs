@@ -52,6 +52,10 @@ pub enum Kind {
     Kernel = 10,
     /// `CUlinkState`.
     LinkState = 11,
+    /// `CUgreenCtx` (`crate::green`).
+    GreenCtx = 20,
+    /// `CUdevResourceDesc` (`crate::green`).
+    DevResourceDesc = 21,
 }
 
 /// Makes the handle of object `id` of `kind`.
@@ -137,6 +141,11 @@ pub enum AllocKind {
     /// (`cuExternalMemoryGetMappedBuffer`): device memory of a context, its pages
     /// those of the imported file (`crate::external`); `cuMemFree` frees it.
     External,
+    /// Another process's allocation opened with `cuIpcOpenMemHandle`: device memory
+    /// of the opening context, its pages those of the exporter's shared file
+    /// (`crate::ipc::memory`); only `cuIpcCloseMemHandle` (or the context's
+    /// destruction) takes it away.
+    IpcImported,
 }
 
 /// One entry of the memory map.
@@ -210,9 +219,12 @@ pub struct State {
     pub kernels: HashMap<u64, entries::KernelEntry>,
     /// Link states by id (`cuLink*`).
     pub links: HashMap<u64, entries::LinkEntry>,
-    /// (context, buffer id) of each allocation a context opened with
-    /// `cuIpcOpenMemHandle` and has not closed: its kernels may touch it.
-    pub ipc_opened: std::collections::HashSet<(u64, u64)>,
+    /// (context, buffer id) of each allocation of this process a context opened with
+    /// `cuIpcOpenMemHandle` and has not closed, with the number of opens not yet
+    /// closed: its kernels may touch it.
+    pub ipc_opened: HashMap<(u64, u64), u32>,
+    /// Green contexts, resource descriptors and detached streams (`crate::green`).
+    pub green: crate::green::Greens,
     next_id: u64,
 }
 
@@ -248,6 +260,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         kernels: HashMap::new(),
         links: HashMap::new(),
         ipc_opened: Default::default(),
+        green: Default::default(),
         next_id: 0,
     })
 });
@@ -315,9 +328,14 @@ impl KernelMemory {
                 .contexts
                 .get(&ctx)
                 .map_or((usize::MAX, Vec::new()), |c| (c.device, c.peers.clone()));
+            // A green context shares its primary context's memory.
+            let peers = peers
+                .into_iter()
+                .chain(crate::green::shares_memory_with(&s, ctx))
+                .collect();
             let opened = s
                 .ipc_opened
-                .iter()
+                .keys()
                 .filter(|(c, _)| *c == ctx)
                 .map(|&(_, id)| id)
                 .collect();
@@ -561,6 +579,17 @@ pub struct LiveCounts {
     pub external_buffers: usize,
     /// External semaphores (`cuImportExternalSemaphore`) not yet destroyed.
     pub external_semaphores: usize,
+    /// Green contexts (`cuGreenCtxCreate`) not yet destroyed (their context entries
+    /// count among `contexts` too). Resource descriptors have no destroy function
+    /// and are not counted.
+    pub green_contexts: usize,
+    /// Memory opened with `cuIpcOpenMemHandle` and not yet closed: mappings of other
+    /// processes' allocations, and (context, allocation) pairs of this process's
+    /// own (not counted among `allocations`).
+    pub ipc_memory: usize,
+    /// Events opened with `cuIpcOpenEventHandle` and not yet destroyed (counted
+    /// among `events` too).
+    pub ipc_events: usize,
 }
 
 /// Counts the live objects.
@@ -572,6 +601,8 @@ pub fn live_counts() -> LiveCounts {
     let (vmm_allocations, vmm_reservations, vmm_mappings) = crate::vmm::live_counts();
     // The external resources' lock, likewise (a leaf taken before the state lock).
     let (external_memories, external_semaphores) = crate::external::live_counts();
+    // The IPC lock on its own (elsewhere it is taken under the state lock).
+    let ipc_imports = crate::ipc::memory::live_count();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -595,5 +626,8 @@ pub fn live_counts() -> LiveCounts {
         external_memories,
         external_buffers: count(|k| *k == AllocKind::External),
         external_semaphores,
+        green_contexts: s.green.live(),
+        ipc_memory: ipc_imports + s.ipc_opened.len(),
+        ipc_events: s.events.values().filter(|e| e.ipc_imported()).count(),
     }
 }
