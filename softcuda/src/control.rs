@@ -221,7 +221,8 @@ pub fn call_log() -> Vec<String> {
 /// "events", "modules", "allocations", "host_allocations", "registrations", "graphs",
 /// "graph_execs", "libraries", "link_states", "pools", "vmm_allocations",
 /// "vmm_reservations", "vmm_mappings", "external_memories", "external_buffers",
-/// "external_semaphores", "ipc_memory", "ipc_events", "green_contexts"); -1 for an unknown kind.
+/// "external_semaphores", "ipc_memory", "ipc_events", "imported_pools", "pool_imports",
+/// "green_contexts", "arrays", "mipmapped_arrays"); -1 for an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
@@ -250,8 +251,12 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"external_buffers" => c.external_buffers,
         b"external_semaphores" => c.external_semaphores,
         b"green_contexts" => c.green_contexts,
+        b"arrays" => c.arrays,
+        b"mipmapped_arrays" => c.mipmapped_arrays,
         b"ipc_memory" => c.ipc_memory,
         b"ipc_events" => c.ipc_events,
+        b"imported_pools" => c.imported_pools,
+        b"pool_imports" => c.pool_imports,
         _ => return -1,
     };
     n as c_int

@@ -1,6 +1,7 @@
 //! Copies and memsets as stream work: the range checks of each side (device,
 //! mapped or plain host memory) and the jobs that run them, for the copy and memset
-//! exports and for graph copy and memset nodes.
+//! exports and for graph copy and memset nodes. Either side of a 2-D/3-D copy may
+//! be a CUDA array (`crate::array`).
 
 use crate::devmem::{self, Span};
 use crate::graph::{self, NodeKind, Raw};
@@ -8,6 +9,7 @@ use crate::state::{self, R};
 use crate::stream;
 use crate::types::*;
 use core::ffi::{c_uint, c_void};
+use std::sync::Arc;
 
 thread_local! {
     /// Set while checking the ranges of a graph's copy or memset node: graph memory
@@ -228,23 +230,85 @@ pub(crate) fn set_job(
     })))
 }
 
-/// One side of a 2-D/3-D copy: its base address and whether it is device memory.
+/// One side of a 2-D/3-D copy: its base address and whether it is device memory
+/// (CUDA arrays: [`plane`]).
 pub(crate) fn side(ty: CUmemorytype, host: *const c_void, dev: CUdeviceptr) -> R<(u64, bool)> {
     match ty {
         CU_MEMORYTYPE_HOST => Ok((host as u64, false)),
         CU_MEMORYTYPE_DEVICE => Ok((dev, true)),
         CU_MEMORYTYPE_UNIFIED => Ok((dev, false)),
-        CU_MEMORYTYPE_ARRAY => Err(code::NOT_SUPPORTED), // CUDA arrays: not implemented
         _ => Err(code::INVALID_VALUE),
     }
 }
 
-/// The work of a copy of a `width × height × depth` box between two pitched
-/// layouts, checked now, and whether a side is plain host memory; `None` if it
-/// copies nothing.
+/// What one side of a 2-D/3-D copy is: linear memory (device memory if `dev`), or
+/// a CUDA array's storage (`crate::array`), held while the copy may run.
+pub(crate) enum Mem {
+    Linear { dev: bool },
+    Array(Arc<crate::array::Store>),
+}
+
+/// One side of a 2-D/3-D copy, resolved: the address of its first byte, the bytes
+/// from one row to the next, the rows from one slice to the next, and its memory.
+pub(crate) struct Plane {
+    pub addr: u64,
+    pub pitch: usize,
+    pub height: usize,
+    pub mem: Mem,
+}
+
+/// The fields of one side of a `CUDA_MEMCPY3D`.
+pub(crate) struct SideDesc {
+    pub ty: CUmemorytype,
+    pub host: *const c_void,
+    pub dev: CUdeviceptr,
+    pub array: *mut c_void,
+    pub at: (usize, usize, usize),
+    pub pitch: usize,
+    pub height: usize,
+}
+
+/// Resolves one side of a copy of `extent` (width in bytes, height, depth) bytes:
+/// a CUDA array's window, checked against its dimensions (`crate::array::window`),
+/// or linear memory at `(x, y, z)` of rows `pitch` apart (at least the width) and
+/// slices `height` rows apart (at least the copy's). `strict`: a non-zero pitch
+/// below the width is refused (2-D copies) rather than widened (3-D copies).
+pub(crate) fn plane(d: &SideDesc, extent: (usize, usize, usize), strict: bool) -> R<Plane> {
+    let (width, height, _) = extent;
+    let (x, y, z) = d.at;
+    if d.ty == CU_MEMORYTYPE_ARRAY {
+        let w = crate::array::window(d.array, d.at, extent)?;
+        return Ok(Plane {
+            addr: w.addr,
+            pitch: w.pitch,
+            height: w.rows,
+            mem: Mem::Array(w.store),
+        });
+    }
+    let (base, dev) = side(d.ty, d.host, d.dev)?;
+    let step = d.pitch.max(width);
+    let rows = d.height.max(height);
+    let row = z
+        .checked_mul(rows)
+        .and_then(|r| r.checked_add(y))
+        .ok_or(code::INVALID_VALUE)?;
+    Ok(Plane {
+        addr: offset(base, x, row, step)?,
+        pitch: if strict { d.pitch } else { step },
+        height: rows,
+        mem: Mem::Linear { dev },
+    })
+}
+
+/// The work of a copy of a `width × height × depth` box between two planes,
+/// checked now, and whether a side is plain host memory; `None` if it copies
+/// nothing. Linear sides are checked against the memory map now and again when the
+/// copy runs; array sides are held and must still live then
+/// (`CUDA_ERROR_ILLEGAL_ADDRESS` otherwise). Array bytes are accessed atomically,
+/// like mapped memory.
 pub(crate) fn copy_box_job(
-    (src, src_dev, src_pitch, src_height): (u64, bool, usize, usize),
-    (dst, dst_dev, dst_pitch, dst_height): (u64, bool, usize, usize),
+    src: Plane,
+    dst: Plane,
     width: usize,
     height: usize,
     depth: usize,
@@ -252,8 +316,9 @@ pub(crate) fn copy_box_job(
     if width == 0 || height == 0 || depth == 0 {
         return Ok(None);
     }
-    let src_pitch = if src_pitch == 0 { width } else { src_pitch };
-    let dst_pitch = if dst_pitch == 0 { width } else { dst_pitch };
+    let src_pitch = if src.pitch == 0 { width } else { src.pitch };
+    let dst_pitch = if dst.pitch == 0 { width } else { dst.pitch };
+    let (src_height, dst_height) = (src.height, dst.height);
     if src_pitch < width || dst_pitch < width || src_height < height || dst_height < height {
         return Err(code::INVALID_VALUE);
     }
@@ -266,30 +331,53 @@ pub(crate) fn copy_box_job(
         span(src_pitch, src_height).ok_or(code::INVALID_VALUE)?,
         span(dst_pitch, dst_height).ok_or(code::INVALID_VALUE)?,
     );
-    if src == 0 || dst == 0 {
+    if src.addr == 0 || dst.addr == 0 {
         return Err(code::INVALID_VALUE);
     }
-    let (src_span, dst_span) = (check_side(src, ss, src_dev)?, check_side(dst, ds, dst_dev)?);
-    let (s, d) = (P(src as *mut u8), P(dst as *mut u8));
+    // Each side: its span in the memory map (linear), or its array's storage, and
+    // whether it is accessed atomically.
+    let resolve =
+        |p: Plane, len: usize| -> R<(Option<Span>, Option<Arc<crate::array::Store>>, bool)> {
+            match p.mem {
+                Mem::Linear { dev } => {
+                    let span = check_side(p.addr, len, dev)?;
+                    let mapped = span.is_some();
+                    Ok((span, None, mapped))
+                }
+                Mem::Array(store) => Ok((None, Some(store), true)),
+            }
+        };
+    let (s, d) = (P(src.addr as *mut u8), P(dst.addr as *mut u8));
+    let (src_span, src_store, src_mapped) = resolve(src, ss)?;
+    let (dst_span, dst_store, dst_mapped) = resolve(dst, ds)?;
     let job: stream::Job = Box::new(move || {
         let (s, d) = (s, d); // move the Send wrappers, not their fields
         let _work = devmem::work();
         devmem::recheck(&[src_span, dst_span])?;
+        if [&src_store, &dst_store]
+            .into_iter()
+            .flatten()
+            .any(|a| !a.alive())
+        {
+            return Err(code::ILLEGAL_ADDRESS); // an array destroyed meanwhile
+        }
         for z in 0..depth {
             for y in 0..height {
                 // SAFETY: rows lie inside the checked spans, alive while `_work` is
-                // held (mapped sides, `crate::devmem`), or the caller's buffers
-                // (host sides, per the C contract; they never overlap mapped ones).
+                // held (mapped sides, `crate::devmem`), inside the held arrays'
+                // storage (array sides, checked by `crate::array::window`, accessed
+                // atomically), or the caller's buffers (host sides, per the C
+                // contract; they never overlap mapped memory or array storage).
                 unsafe {
                     let from = s.0.add((z * src_height + y) * src_pitch);
                     let to = d.0.add((z * dst_height + y) * dst_pitch);
-                    devmem::copy(to, dst_span.is_some(), from, src_span.is_some(), width);
+                    devmem::copy(to, dst_mapped, from, src_mapped, width);
                 }
             }
         }
         Ok(())
     });
-    Ok(Some((job, src_span.is_none() || dst_span.is_none())))
+    Ok(Some((job, !src_mapped || !dst_mapped)))
 }
 
 /// Queues `job` (if any; with whether a side is plain host memory, see
@@ -318,24 +406,14 @@ pub(crate) fn offset(base: u64, x: usize, y: usize, pitch: usize) -> R<u64> {
         .ok_or(code::INVALID_VALUE)
 }
 
+/// A 2-D copy (`cuMemcpy2D*`): as a 3-D copy of depth 1, except that a non-zero
+/// pitch below the width is refused.
 pub(crate) fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
     if p.is_null() {
         return Err(code::INVALID_VALUE);
     }
     // SAFETY: a valid descriptor, by the C contract.
     let c = unsafe { *p };
-    let (src, sd) = side(c.srcMemoryType, c.srcHost, c.srcDevice)?;
-    let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
-    let src = offset(src, c.srcXInBytes, c.srcY, c.srcPitch.max(c.WidthInBytes))?;
-    let dst = offset(dst, c.dstXInBytes, c.dstY, c.dstPitch.max(c.WidthInBytes))?;
-    state::current_ctx(&state::state())?;
-    let job = copy_box_job(
-        (src, sd, c.srcPitch, c.Height),
-        (dst, dd, c.dstPitch, c.Height),
-        c.WidthInBytes,
-        c.Height,
-        1,
-    )?;
     let null = core::ptr::null_mut();
     let as_3d = CUDA_MEMCPY3D {
         srcXInBytes: c.srcXInBytes,
@@ -364,6 +442,8 @@ pub(crate) fn memcpy2d(p: *const CUDA_MEMCPY2D, stream_h: CUstream) -> R {
         Height: c.Height,
         Depth: 1,
     };
+    state::current_ctx(&state::state())?;
+    let job = box_job(&as_3d, true)?;
     issue_copy(stream_h, job, as_3d)
 }
 
@@ -372,7 +452,12 @@ pub(crate) fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
         return Err(code::INVALID_VALUE);
     }
     // SAFETY: a valid descriptor, by the C contract.
-    let c = unsafe { *p };
+    copy3d(unsafe { *p }, stream_h)
+}
+
+/// The copy `c` describes, checked now, queued on `stream_h` (captured on a
+/// capturing stream).
+pub(crate) fn copy3d(c: CUDA_MEMCPY3D, stream_h: CUstream) -> R {
     state::current_ctx(&state::state())?;
     let job = memcpy3d_job(&c)?;
     issue_copy(stream_h, job, c)
@@ -382,32 +467,40 @@ pub(crate) fn memcpy3d(p: *const CUDA_MEMCPY3D, stream_h: CUstream) -> R {
 /// whether a side is plain host memory; `None` if it copies nothing. Also what a
 /// graph's memcpy node runs.
 pub(crate) fn memcpy3d_job(c: &CUDA_MEMCPY3D) -> R<Option<(stream::Job, bool)>> {
+    box_job(c, false)
+}
+
+/// [`memcpy3d_job`]; `strict`: pitches as a 2-D copy takes them (see [`plane`]).
+fn box_job(c: &CUDA_MEMCPY3D, strict: bool) -> R<Option<(stream::Job, bool)>> {
     if c.srcLOD != 0 || c.dstLOD != 0 {
         return Err(code::INVALID_VALUE);
     }
-    let (src, sd) = side(c.srcMemoryType, c.srcHost, c.srcDevice)?;
-    let (dst, dd) = side(c.dstMemoryType, c.dstHost, c.dstDevice)?;
-    let sp = c.srcPitch.max(c.WidthInBytes);
-    let dp = c.dstPitch.max(c.WidthInBytes);
-    let (sh, dh) = (c.srcHeight.max(c.Height), c.dstHeight.max(c.Height));
-    let row = |z: usize, h: usize, y: usize| z.checked_mul(h)?.checked_add(y);
-    let src = offset(
-        src,
-        c.srcXInBytes,
-        row(c.srcZ, sh, c.srcY).ok_or(code::INVALID_VALUE)?,
-        sp,
+    let extent = (c.WidthInBytes, c.Height, c.Depth);
+    let src = plane(
+        &SideDesc {
+            ty: c.srcMemoryType,
+            host: c.srcHost,
+            dev: c.srcDevice,
+            array: c.srcArray,
+            at: (c.srcXInBytes, c.srcY, c.srcZ),
+            pitch: c.srcPitch,
+            height: c.srcHeight,
+        },
+        extent,
+        strict,
     )?;
-    let dst = offset(
-        dst,
-        c.dstXInBytes,
-        row(c.dstZ, dh, c.dstY).ok_or(code::INVALID_VALUE)?,
-        dp,
+    let dst = plane(
+        &SideDesc {
+            ty: c.dstMemoryType,
+            host: c.dstHost,
+            dev: c.dstDevice,
+            array: c.dstArray,
+            at: (c.dstXInBytes, c.dstY, c.dstZ),
+            pitch: c.dstPitch,
+            height: c.dstHeight,
+        },
+        extent,
+        strict,
     )?;
-    copy_box_job(
-        (src, sd, sp, sh),
-        (dst, dd, dp, dh),
-        c.WidthInBytes,
-        c.Height,
-        c.Depth,
-    )
+    copy_box_job(src, dst, c.WidthInBytes, c.Height, c.Depth)
 }

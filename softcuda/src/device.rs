@@ -137,12 +137,25 @@ impl Profile {
             18 => 0,         // INTEGRATED
             19 => 1,         // CAN_MAP_HOST_MEMORY
             20 => 0,         // COMPUTE_MODE: default
-            21..=30 | 42 | 43 | 45..=49 | 52..=74 | 77 => 0, // textures and surfaces: not implemented
-            31 => 1,                                         // CONCURRENT_KERNELS
-            32 => 0,                                         // ECC_ENABLED
-            33 => self.pci.1 as i32,                         // PCI_BUS_ID
-            34 => self.pci.2 as i32,                         // PCI_DEVICE_ID
-            35 => 0,                                         // TCC_DRIVER
+            // The sizes of CUDA arrays (crate::array checks them), as on the
+            // 8.0/9.0 GPUs: 1-D, 2-D, 3-D, 2-D layered, 1-D layered, gather, 3-D
+            // alternate, cubemap (layered), 2-D and 1-D mipmapped.
+            21 | 22 => 131_072,
+            23 => 65_536,
+            24..=26 => 16_384,
+            27 | 28 => 32_768,
+            29 | 43 => 2_048,
+            42 | 45 | 46 => 32_768,
+            47 | 48 => 8_192,
+            49 => 32_768,
+            52 | 53 | 73 | 74 | 77 => 32_768,
+            54 => 2_046,
+            30 | 55..=72 => 0, // surfaces and linear textures: not implemented
+            31 => 1,           // CONCURRENT_KERNELS
+            32 => 0,           // ECC_ENABLED
+            33 => self.pci.1 as i32, // PCI_BUS_ID
+            34 => self.pci.2 as i32, // PCI_DEVICE_ID
+            35 => 0,           // TCC_DRIVER
             36 => {
                 if hopper {
                     2_619_000
@@ -150,7 +163,7 @@ impl Profile {
                     1_215_000
                 }
             } // MEMORY_CLOCK_RATE (kHz)
-            37 => 5120,                                      // GLOBAL_MEMORY_BUS_WIDTH
+            37 => 5120,        // GLOBAL_MEMORY_BUS_WIDTH
             38 => {
                 if hopper {
                     50 << 20
@@ -158,38 +171,38 @@ impl Profile {
                     40 << 20
                 }
             } // L2_CACHE_SIZE
-            39 => self.threads_per_sm() as i32,              // MAX_THREADS_PER_MULTIPROCESSOR
-            40 => 2,                                         // ASYNC_ENGINE_COUNT
-            41 => 1,                                         // UNIFIED_ADDRESSING
-            44 => 0,                                         // CAN_TEX2D_GATHER
-            50 => self.pci.0 as i32,                         // PCI_DOMAIN_ID
-            51 => 32,                                        // TEXTURE_PITCH_ALIGNMENT
-            75 => major,                                     // COMPUTE_CAPABILITY_MAJOR
-            76 => minor,                                     // COMPUTE_CAPABILITY_MINOR
-            78 => 1,                                         // STREAM_PRIORITIES_SUPPORTED
-            79 | 80 => 1,                                    // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
-            81 => self.shared_per_sm() as i32,               // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-            82 => 65_536,                                    // MAX_REGISTERS_PER_MULTIPROCESSOR
-            83 => 1,                                         // MANAGED_MEMORY
-            84 | 85 => 0,                                    // MULTI_GPU_BOARD(_GROUP_ID)
-            86 => 0,                                         // HOST_NATIVE_ATOMIC_SUPPORTED
-            87 => 2,      // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-            88 => 0,      // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
-            89 => cma,    // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
-            90 => 1,      // COMPUTE_PREEMPTION_SUPPORTED
-            91 => 1,      // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-            92..=94 => 0, // stream memory operations (v1): not implemented
-            95 => 1,      // COOPERATIVE_LAUNCH (api/launch_ex.rs)
-            96 => 0,      // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
+            39 => self.threads_per_sm() as i32, // MAX_THREADS_PER_MULTIPROCESSOR
+            40 => 2,           // ASYNC_ENGINE_COUNT
+            41 => 1,           // UNIFIED_ADDRESSING
+            44 => 0,           // CAN_TEX2D_GATHER
+            50 => self.pci.0 as i32, // PCI_DOMAIN_ID
+            51 => 32,          // TEXTURE_PITCH_ALIGNMENT
+            75 => major,       // COMPUTE_CAPABILITY_MAJOR
+            76 => minor,       // COMPUTE_CAPABILITY_MINOR
+            78 => 1,           // STREAM_PRIORITIES_SUPPORTED
+            79 | 80 => 1,      // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
+            81 => self.shared_per_sm() as i32, // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+            82 => 65_536,      // MAX_REGISTERS_PER_MULTIPROCESSOR
+            83 => 1,           // MANAGED_MEMORY
+            84 | 85 => 0,      // MULTI_GPU_BOARD(_GROUP_ID)
+            86 => 0,           // HOST_NATIVE_ATOMIC_SUPPORTED
+            87 => 2,           // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+            88 => 0,           // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
+            89 => cma,         // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
+            90 => 1,           // COMPUTE_PREEMPTION_SUPPORTED
+            91 => 1,           // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+            92..=94 => 0,      // stream memory operations (v1): not implemented
+            95 => 1,           // COOPERATIVE_LAUNCH (api/launch_ex.rs)
+            96 => 0,           // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
             97 => self.shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-            98 => 0,      // CAN_FLUSH_REMOTE_WRITES
-            99 => 1,      // HOST_REGISTER_SUPPORTED
-            100 => 0,     // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-            101 => 1,     // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
+            98 => 0,           // CAN_FLUSH_REMOTE_WRITES
+            99 => 1,           // HOST_REGISTER_SUPPORTED
+            100 => 0,          // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+            101 => 1,          // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
             102 | 103 => i32::from(cfg!(target_os = "linux")), // VMM, POSIX fd handles (crate::vmm)
-            104 | 105 => 0, // Win32 handle types
+            104 | 105 => 0,    // Win32 handle types
             106 => self.blocks_per_sm() as i32, // MAX_BLOCKS_PER_MULTIPROCESSOR
-            107 => 0,     // GENERIC_COMPRESSION_SUPPORTED
+            107 => 0,          // GENERIC_COMPRESSION_SUPPORTED
             108 => {
                 if hopper {
                     0x1F0_0000
@@ -198,17 +211,17 @@ impl Profile {
                 }
             } // MAX_PERSISTING_L2_CACHE_SIZE
             109 => 134_213_632, // MAX_ACCESS_POLICY_WINDOW_SIZE
-            110 => 0,     // GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
-            111 => 1024,  // RESERVED_SHARED_MEMORY_PER_BLOCK
-            112 | 113 => 0, // sparse arrays, read-only host register
+            110 => 0,          // GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+            111 => 1024,       // RESERVED_SHARED_MEMORY_PER_BLOCK
+            112 | 113 => 0,    // sparse arrays, read-only host register
             114 => i32::from(cfg!(target_os = "linux")), // timeline semaphores (crate::external)
-            115 => 1,     // MEMORY_POOLS_SUPPORTED
-            116..=118 => 0, // GPUDirect RDMA
-            119 => 0,     // MEMPOOL_SUPPORTED_HANDLE_TYPES: none
+            115 => 1,          // MEMORY_POOLS_SUPPORTED
+            116..=118 => 0,    // GPUDirect RDMA
+            119 => i32::from(cfg!(target_os = "linux")), // MEMPOOL_SUPPORTED_HANDLE_TYPES: POSIX fd (crate::ipc::pool)
             120 => i32::from(hopper), // CLUSTER_LAUNCH: on compute capability 9.0+
-            121 => 0,     // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
-            122 | 123 => 0, // 64-bit stream mem ops, wait value NOR
-            124 => 0,     // DMA_BUF
+            121 => 0,                 // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
+            122 | 123 => 0,           // 64-bit stream mem ops, wait value NOR
+            124 => 0,                 // DMA_BUF
             125 => i32::from(cfg!(target_os = "linux")), // IPC_EVENT (crate::ipc)
             126 => {
                 if hopper {
@@ -217,15 +230,15 @@ impl Profile {
                     1
                 }
             } // MEM_SYNC_DOMAIN_COUNT
-            127 => 0,     // TENSOR_MAP_ACCESS_SUPPORTED: maps encode, TMA instructions do not run
+            127 => 0, // TENSOR_MAP_ACCESS_SUPPORTED: maps encode, TMA instructions do not run
             128 | 129 => 0, // fabric handles, unified function pointers
-            130 => 0,     // NUMA_CONFIG: none
-            131 => -1,    // NUMA_ID
+            130 => 0, // NUMA_CONFIG: none
+            131 => -1, // NUMA_ID
             132 | 133 => 0, // MULTICAST_SUPPORTED, MPS_ENABLED
-            134 => -1,    // HOST_NUMA_ID
-            135 => 0,     // D3D12_CIG_SUPPORTED
+            134 => -1, // HOST_NUMA_ID
+            135 => 0, // D3D12_CIG_SUPPORTED
             136 | 137 => 0, // decompression
-            138 => 0,     // VULKAN_CIG_SUPPORTED
+            138 => 0, // VULKAN_CIG_SUPPORTED
             139 | 140 => 0, // GPU_PCI_DEVICE_ID, GPU_PCI_SUBSYSTEM_ID
             141..=143 => 0, // host NUMA features
             _ => return None,

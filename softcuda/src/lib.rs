@@ -64,6 +64,7 @@
 
 mod abi_versions;
 pub mod api;
+mod array;
 pub mod control;
 mod copy;
 mod devalloc;

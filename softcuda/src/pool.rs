@@ -23,7 +23,9 @@
 //! Allocation, free (and prefetch) on a capturing stream are refused with
 //! `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (the capture invalidated): softcuda does
 //! not turn them into graph memory nodes. Pools live on devices (`CU_MEM_LOCATION_TYPE_DEVICE`)
-//! only, with no shareable handle types. Access (`cuMemPoolSetAccess`) is recorded,
+//! only. A pool created with `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR` (Linux) keeps
+//! its blocks in one shared memory file (`Pool::file`, `crate::ipc::pool`), which
+//! other processes import; other pools are unchanged. Access (`cuMemPoolSetAccess`) is recorded,
 //! answered (and refused where the peer topology has no link) and enforced on kernel
 //! accesses: a kernel on a device the pool does not serve faults
 //! (`state::KernelMemory`); read-only access is treated as read-write there.
@@ -76,6 +78,9 @@ pub(crate) struct Pool {
     pub(crate) outstanding: usize,
     /// Access of each device (the owner's is always read-write).
     pub(crate) access: Vec<c_uint>,
+    /// The memory file of an exportable pool (`crate::ipc::pool`): its blocks are
+    /// ranges of it; `None` for other pools (blocks from `devalloc::reserve`).
+    pub(crate) file: Option<std::sync::Arc<crate::ipc::pool::PoolFile>>,
 }
 
 impl Pool {
@@ -98,6 +103,7 @@ impl Pool {
             free: Vec::new(),
             outstanding: 0,
             access,
+            file: None,
         }
     }
 }
@@ -178,10 +184,11 @@ impl Pools {
     }
 }
 
-/// Memory to deallocate once every running operation has ended.
+/// Memory to deallocate once every running operation has ended: (base, size, the
+/// pool file of an exportable pool's block).
 #[must_use]
 #[derive(Default)]
-pub(crate) struct Release(Vec<(u64, u64)>);
+pub(crate) struct Release(Vec<(u64, u64, Option<std::sync::Arc<crate::ipc::pool::PoolFile>>)>);
 
 impl Release {
     pub(crate) fn finish(self) {
@@ -189,11 +196,16 @@ impl Release {
             return;
         }
         devmem::quiesce();
-        for (base, size) in self.0 {
-            // SAFETY: the block came from `devalloc::reserve(size)`, left its pool's free
-            // list once (so it goes back once), is not mapped (free blocks never are),
-            // and every operation that could have checked an earlier mapping has ended.
-            unsafe { crate::devalloc::unreserve(base, size) };
+        for (base, size, file) in self.0 {
+            match file {
+                // SAFETY: as below, the block from `file.reserve(size)`.
+                Some(f) => unsafe { f.unreserve(base, size) },
+                // SAFETY: the block came from `devalloc::reserve(size)`, left its pool's
+                // free list once (so it goes back once), is not mapped (free blocks
+                // never are), and every operation that could have checked an earlier
+                // mapping has ended.
+                None => unsafe { crate::devalloc::unreserve(base, size) },
+            }
         }
     }
 }
@@ -210,7 +222,7 @@ pub(crate) fn shrink(s: &mut State, p: &mut Pool, keep: u64, out: &mut Release) 
         }
         let a = state::ALLOCATED.load(Ordering::Relaxed);
         state::ALLOCATED.fetch_sub(size.min(a), Ordering::Relaxed);
-        out.0.push((base, size));
+        out.0.push((base, size, p.file.clone()));
     }
 }
 
@@ -291,7 +303,10 @@ pub(crate) fn take(s: &mut State, p: &mut Pools, pid: u64, size: u64) -> R<(u64,
             {
                 return Err(code::OUT_OF_MEMORY);
             }
-            let base = crate::devalloc::reserve(size)?;
+            let base = match &pool.file {
+                Some(f) => f.reserve(size)?,
+                None => crate::devalloc::reserve(size)?,
+            };
             if let Some(u) = s.used.get_mut(device) {
                 *u += size;
             }

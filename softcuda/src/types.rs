@@ -141,6 +141,68 @@ pub struct CUDA_MEMCPY3D {
     pub Depth: usize,
 }
 
+/// `CUarray` and `CUmipmappedArray`: softcuda handles (`crate::array`).
+pub type CUarray = *mut c_void;
+pub type CUmipmappedArray = *mut c_void;
+/// `CUarray_format`.
+pub type CUarray_format = c_uint;
+
+/// `CUDA_ARRAY_DESCRIPTOR` (`struct CUDA_ARRAY_DESCRIPTOR_st`, the `_v2` ABI).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_ARRAY_DESCRIPTOR {
+    pub Width: usize,
+    pub Height: usize,
+    pub Format: CUarray_format,
+    pub NumChannels: c_uint,
+}
+
+/// `CUDA_ARRAY3D_DESCRIPTOR` (`struct CUDA_ARRAY3D_DESCRIPTOR_st`, the `_v2` ABI).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_ARRAY3D_DESCRIPTOR {
+    pub Width: usize,
+    pub Height: usize,
+    pub Depth: usize,
+    pub Format: CUarray_format,
+    pub NumChannels: c_uint,
+    pub Flags: c_uint,
+}
+
+/// `CUDA_ARRAY_MEMORY_REQUIREMENTS` (`struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_ARRAY_MEMORY_REQUIREMENTS {
+    pub size: usize,
+    pub alignment: usize,
+    pub reserved: [c_uint; 4],
+}
+
+/// `CUarray_format` values with a plain element size (the others: `crate::array`).
+pub const CU_AD_FORMAT_UNSIGNED_INT8: CUarray_format = 0x01;
+pub const CU_AD_FORMAT_UNSIGNED_INT16: CUarray_format = 0x02;
+pub const CU_AD_FORMAT_UNSIGNED_INT32: CUarray_format = 0x03;
+pub const CU_AD_FORMAT_SIGNED_INT8: CUarray_format = 0x08;
+pub const CU_AD_FORMAT_SIGNED_INT16: CUarray_format = 0x09;
+pub const CU_AD_FORMAT_SIGNED_INT32: CUarray_format = 0x0a;
+pub const CU_AD_FORMAT_HALF: CUarray_format = 0x10;
+pub const CU_AD_FORMAT_FLOAT: CUarray_format = 0x20;
+pub const CU_AD_FORMAT_NV12: CUarray_format = 0xb0;
+pub const CU_AD_FORMAT_UNORM_INT8X1: CUarray_format = 0xc0;
+pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format = 0xcb;
+pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format = 0x91;
+
+/// `CUDA_ARRAY3D_*` flags.
+pub const CUDA_ARRAY3D_LAYERED: c_uint = 0x01;
+pub const CUDA_ARRAY3D_SURFACE_LDST: c_uint = 0x02;
+pub const CUDA_ARRAY3D_CUBEMAP: c_uint = 0x04;
+pub const CUDA_ARRAY3D_TEXTURE_GATHER: c_uint = 0x08;
+pub const CUDA_ARRAY3D_DEPTH_TEXTURE: c_uint = 0x10;
+pub const CUDA_ARRAY3D_COLOR_ATTACHMENT: c_uint = 0x20;
+pub const CUDA_ARRAY3D_SPARSE: c_uint = 0x40;
+pub const CUDA_ARRAY3D_DEFERRED_MAPPING: c_uint = 0x80;
+pub const CUDA_ARRAY3D_VIDEO_ENCODE_DECODE: c_uint = 0x100;
+
 /// `CUipcMemHandle`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -481,13 +481,13 @@ fn node_kinds_queries_and_child_graphs() {
         assert_ne!(embedded, child);
         assert_eq!(nodes_of(embedded).len(), 1);
         assert_eq!(cuGraphDestroy(embedded), code::INVALID_VALUE);
-        // Unsupported parameters are refused.
+        // Bad parameters are refused: an array side naming no array.
         let mut arr = cp;
         arr.srcMemoryType = CU_MEMORYTYPE_ARRAY;
         let mut x = null_mut();
         assert_eq!(
             cuGraphAddMemcpyNode(&mut x, g, null(), 0, &arr, fx.ctx),
-            code::NOT_SUPPORTED
+            code::INVALID_VALUE
         );
         let mut bad = memset_params(d, 0);
         bad.elementSize = 8;

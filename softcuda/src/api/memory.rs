@@ -76,6 +76,14 @@ pub unsafe extern "C" fn cuMemFree_v2(ptr: CUdeviceptr) -> CUresult {
             state::current_ctx(&state::state())?;
             return crate::pool::free_now(ptr);
         }
+        if crate::ipc::pool::is_pointer(ptr) {
+            // A pointer imported from a pool: unmapped by its last free.
+            state::current_ctx(&state::state())?;
+            if crate::ipc::pool::release(ptr).unwrap_or(Err(code::INVALID_VALUE))? {
+                crate::ipc::pool::unmap_now(ptr);
+            }
+            return Ok(());
+        }
         let mut s = state::state();
         state::current_ctx(&s)?;
         graph::mem::check_free(ptr)?;

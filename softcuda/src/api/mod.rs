@@ -20,6 +20,7 @@ macro_rules! api {
 }
 pub(crate) use api;
 
+pub mod array;
 pub mod context;
 pub mod device;
 pub mod external;
@@ -35,6 +36,7 @@ pub mod memory;
 pub mod module;
 pub mod nvml;
 pub mod pool;
+pub mod pool_ipc;
 pub mod proc;
 pub mod stream;
 pub mod tensor_map;

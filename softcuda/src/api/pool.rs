@@ -86,13 +86,24 @@ pub unsafe extern "C" fn cuMemAllocFromPoolAsync(
     })
 }
 
-/// `cuMemFreeAsync`: `ptr` must be the address of a pool allocation not yet freed.
+/// `cuMemFreeAsync`: `ptr` must be the address of a pool allocation not yet freed,
+/// or of a pointer imported from a pool (`cuMemPoolImportPointer`) not freed as
+/// often as imported: its last free unmaps it when the stream reaches the free.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemFreeAsync(ptr: CUdeviceptr, stream: CUstream) -> CUresult {
     api!("cuMemFreeAsync", {
         let ctx = state::current_ctx(&state::state())?;
         let target = stream::target(ctx, stream)?;
         crate::graph::capture::refuse_on(stream)?;
+        if let Some(last) = crate::ipc::pool::release(ptr) {
+            if !last? {
+                return Ok(());
+            }
+            return target.run(Work::Op(Box::new(move || {
+                crate::ipc::pool::unmap_now(ptr);
+                Ok(())
+            })));
+        }
         {
             let mut p = pools();
             let b = p.blocks.get_mut(&ptr).ok_or(code::INVALID_VALUE)?;
@@ -160,7 +171,10 @@ pub unsafe extern "C" fn cuDeviceSetMemPool(dev: CUdevice, pool: CUmemoryPool) -
     })
 }
 
-/// `cuMemPoolCreate`: pinned device memory, no shareable handle types.
+/// `cuMemPoolCreate`: pinned device memory; handle types none, or (Linux) POSIX
+/// file descriptors: an exportable pool (`crate::ipc::pool`). Win32 and fabric
+/// handles, host locations: `NOT_SUPPORTED`; unknown handle-type bits:
+/// `INVALID_VALUE`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemPoolCreate(
     pool: *mut CUmemoryPool,
@@ -177,8 +191,17 @@ pub unsafe extern "C" fn cuMemPoolCreate(
         if props.allocType != CU_MEM_ALLOCATION_TYPE_PINNED {
             return Err(code::INVALID_VALUE);
         }
+        let known = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            | CU_MEM_HANDLE_TYPE_WIN32
+            | CU_MEM_HANDLE_TYPE_WIN32_KMT
+            | CU_MEM_HANDLE_TYPE_FABRIC;
+        if props.handleTypes & !known != 0 {
+            return Err(code::INVALID_VALUE);
+        }
+        let exportable = props.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         if props.location.type_ != CU_MEM_LOCATION_TYPE_DEVICE
-            || props.handleTypes != CU_MEM_HANDLE_TYPE_NONE
+            || !(props.handleTypes == CU_MEM_HANDLE_TYPE_NONE
+                || exportable && crate::ipc::SUPPORTED)
         {
             return Err(code::NOT_SUPPORTED);
         }
@@ -187,21 +210,31 @@ pub unsafe extern "C" fn cuMemPoolCreate(
             0 => u64::MAX,
             m => m as u64,
         };
+        let file = match exportable {
+            true => Some(crate::ipc::pool::PoolFile::create()?),
+            false => None,
+        };
         let mut p = pools();
         p.next += 1;
         let id = p.next;
-        p.pools
-            .insert(id, Pool::new(d, s.config.devices.len(), false, max));
+        let mut created = Pool::new(d, s.config.devices.len(), false, max);
+        created.file = file;
+        p.pools.insert(id, created);
         out(pool, handle(id))
     })
 }
 
 /// `cuMemPoolDestroy`: a created pool. Outstanding allocations stay valid; the pool
 /// goes once they are freed. A pool that was a device's current one is replaced by
-/// the device's default pool.
+/// the device's default pool. An imported pool (`cuMemPoolImportFromShareableHandle`)
+/// is released at once; pointers imported from it stay mapped until freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
     api!("cuMemPoolDestroy", {
+        if crate::ipc::pool::is_imported(pool) {
+            state::require_init(&state::state())?;
+            return crate::ipc::pool::destroy_pool(pool);
+        }
         let mut release = Release::default();
         {
             let mut s = state::state();

@@ -8,9 +8,9 @@
 
 use super::launch_ex::*;
 use super::tensor_map::*;
+use super::{array::*, green::*, library::*, link::*};
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
-use super::{external::*, ipc::*, managed::*, pool::*, vmm::*};
-use super::{green::*, library::*, link::*};
+use super::{external::*, ipc::*, managed::*, pool::*, pool_ipc::*, vmm::*};
 use crate::abi_versions::ABI_VERSIONS;
 use crate::state;
 use crate::types::*;
@@ -101,6 +101,23 @@ exports! {
     "cuMemcpy2DAsync" @ 3020 => cuMemcpy2DAsync_v2,
     "cuMemcpy3D" @ 3020 => cuMemcpy3D_v2,
     "cuMemcpy3DAsync" @ 3020 => cuMemcpy3DAsync_v2,
+    "cuArrayCreate" @ 3020 => cuArrayCreate_v2,
+    "cuArray3DCreate" @ 3020 => cuArray3DCreate_v2,
+    "cuArrayDestroy" @ 2000 => cuArrayDestroy,
+    "cuArrayGetDescriptor" @ 3020 => cuArrayGetDescriptor_v2,
+    "cuArray3DGetDescriptor" @ 3020 => cuArray3DGetDescriptor_v2,
+    "cuArrayGetMemoryRequirements" @ 11060 => cuArrayGetMemoryRequirements,
+    "cuMipmappedArrayCreate" @ 5000 => cuMipmappedArrayCreate,
+    "cuMipmappedArrayGetLevel" @ 5000 => cuMipmappedArrayGetLevel,
+    "cuMipmappedArrayDestroy" @ 5000 => cuMipmappedArrayDestroy,
+    "cuMipmappedArrayGetMemoryRequirements" @ 11060 => cuMipmappedArrayGetMemoryRequirements,
+    "cuMemcpyHtoA" @ 3020 => cuMemcpyHtoA_v2,
+    "cuMemcpyHtoAAsync" @ 3020 => cuMemcpyHtoAAsync_v2,
+    "cuMemcpyAtoH" @ 3020 => cuMemcpyAtoH_v2,
+    "cuMemcpyAtoHAsync" @ 3020 => cuMemcpyAtoHAsync_v2,
+    "cuMemcpyAtoD" @ 3020 => cuMemcpyAtoD_v2,
+    "cuMemcpyDtoA" @ 3020 => cuMemcpyDtoA_v2,
+    "cuMemcpyAtoA" @ 3020 => cuMemcpyAtoA_v2,
     "cuMemsetD8" @ 3020 => cuMemsetD8_v2,
     "cuMemsetD16" @ 3020 => cuMemsetD16_v2,
     "cuMemsetD32" @ 3020 => cuMemsetD32_v2,
@@ -269,6 +286,10 @@ exports! {
     "cuMemPoolTrimTo" @ 11020 => cuMemPoolTrimTo,
     "cuMemPoolSetAccess" @ 11020 => cuMemPoolSetAccess,
     "cuMemPoolGetAccess" @ 11020 => cuMemPoolGetAccess,
+    "cuMemPoolExportToShareableHandle" @ 11020 => cuMemPoolExportToShareableHandle,
+    "cuMemPoolImportFromShareableHandle" @ 11020 => cuMemPoolImportFromShareableHandle,
+    "cuMemPoolExportPointer" @ 11020 => cuMemPoolExportPointer,
+    "cuMemPoolImportPointer" @ 11020 => cuMemPoolImportPointer,
     "cuMemAllocAsync" @ 11020 => cuMemAllocAsync,
     "cuMemAllocFromPoolAsync" @ 11020 => cuMemAllocFromPoolAsync,
     "cuMemFreeAsync" @ 11020 => cuMemFreeAsync,

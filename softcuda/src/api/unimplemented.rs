@@ -20,12 +20,6 @@ macro_rules! unimplemented_functions {
 }
 
 unimplemented_functions! {
-    cuArray3DCreate_v2
-    cuArray3DGetDescriptor_v2
-    cuArrayCreate_v2
-    cuArrayDestroy
-    cuArrayGetDescriptor_v2
-    cuArrayGetMemoryRequirements
     cuArrayGetPlane
     cuArrayGetSparseProperties
     cuCheckpointProcessCheckpoint
@@ -102,25 +96,10 @@ unimplemented_functions! {
     cuMemBatchDecompressAsync
     cuMemGetHandleForAddressRange
     cuMemMapArrayAsync
-    cuMemPoolExportPointer
-    cuMemPoolExportToShareableHandle
-    cuMemPoolImportFromShareableHandle
-    cuMemPoolImportPointer
     cuMemcpy3DBatchAsync
     cuMemcpy3DPeer
     cuMemcpy3DPeerAsync
-    cuMemcpyAtoA_v2
-    cuMemcpyAtoD_v2
-    cuMemcpyAtoHAsync_v2
-    cuMemcpyAtoH_v2
     cuMemcpyBatchAsync
-    cuMemcpyDtoA_v2
-    cuMemcpyHtoAAsync_v2
-    cuMemcpyHtoA_v2
-    cuMipmappedArrayCreate
-    cuMipmappedArrayDestroy
-    cuMipmappedArrayGetLevel
-    cuMipmappedArrayGetMemoryRequirements
     cuMipmappedArrayGetSparseProperties
     cuModuleEnumerateFunctions
     cuModuleGetLoadingMode

@@ -233,7 +233,8 @@ pub(crate) fn close(base: u64) -> Option<()> {
     Some(())
 }
 
-/// Unmaps the mapping at `base` (its context is being destroyed) whatever its opens.
+/// Unmaps the mapping at `base` (its context is being destroyed) whatever its opens
+/// (or, if it is no opened handle's, the pool pointer imported there).
 ///
 /// # Safety
 /// The mapping left the memory map once (this is its one unmapping) and every
@@ -244,6 +245,10 @@ pub(crate) unsafe fn unmap(base: u64) {
         // SAFETY: the block came from `alloc_reserved(imp.len, _)` (its record,
         // removed just now, once); nothing accesses it (the caller's promise).
         unsafe { crate::devspace::free(base, imp.len) };
+    } else {
+        // A pointer imported from a pool (`crate::ipc::pool`), also `IpcImported`.
+        // SAFETY: the caller's promise, passed on.
+        unsafe { super::pool::unmap(base) };
     }
 }
 

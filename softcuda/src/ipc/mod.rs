@@ -1,6 +1,7 @@
 //! Inter-process communication (`cuIpc*`): what memory and event handles carry and
 //! how one process reaches another's shared files. The C entry points are
-//! `crate::api::ipc`; the memory model is [`memory`], the events' [`event`]. Linux
+//! `crate::api::ipc`; the memory model is [`memory`], the events' [`event`], memory
+//! pools shared between processes [`pool`] (entry points `crate::api::pool_ipc`). Linux
 //! only: elsewhere every cross-process path is `CUDA_ERROR_NOT_SUPPORTED`
 //! ([`SUPPORTED`]).
 //!
@@ -24,6 +25,7 @@
 
 pub(crate) mod event;
 pub(crate) mod memory;
+pub(crate) mod pool;
 
 use crate::state::R;
 use crate::types::code;
@@ -133,6 +135,7 @@ pub(crate) fn open_peer(pid: u32, fd: i32, name: &str, min: u64) -> R<OwnedFd> {
 /// every opened mapping and event, are gone): exported files closed.
 pub(crate) fn reset() {
     memory::reset();
+    pool::reset();
 }
 
 #[cfg(test)]

@@ -583,6 +583,11 @@ pub struct LiveCounts {
     /// count among `contexts` too). Resource descriptors have no destroy function
     /// and are not counted.
     pub green_contexts: usize,
+    /// CUDA arrays made by `cuArrayCreate`/`cuArray3DCreate` and not yet destroyed
+    /// (a mipmapped array's levels are not counted).
+    pub arrays: usize,
+    /// Mipmapped arrays (`cuMipmappedArrayCreate`) not yet destroyed.
+    pub mipmapped_arrays: usize,
     /// Memory opened with `cuIpcOpenMemHandle` and not yet closed: mappings of other
     /// processes' allocations, and (context, allocation) pairs of this process's
     /// own (not counted among `allocations`).
@@ -590,6 +595,12 @@ pub struct LiveCounts {
     /// Events opened with `cuIpcOpenEventHandle` and not yet destroyed (counted
     /// among `events` too).
     pub ipc_events: usize,
+    /// Pools imported with `cuMemPoolImportFromShareableHandle` and not yet
+    /// destroyed (not counted among `pools`).
+    pub imported_pools: usize,
+    /// Pointers imported with `cuMemPoolImportPointer` and still mapped (not
+    /// counted among `allocations` nor `ipc_memory`).
+    pub pool_imports: usize,
 }
 
 /// Counts the live objects.
@@ -603,6 +614,9 @@ pub fn live_counts() -> LiveCounts {
     let (external_memories, external_semaphores) = crate::external::live_counts();
     // The IPC lock on its own (elsewhere it is taken under the state lock).
     let ipc_imports = crate::ipc::memory::live_count();
+    let (imported_pools, pool_imports) = crate::ipc::pool::live_counts();
+    // The arrays' lock, a leaf, on its own.
+    let (arrays, mipmapped_arrays) = crate::array::live_counts();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -627,7 +641,11 @@ pub fn live_counts() -> LiveCounts {
         external_buffers: count(|k| *k == AllocKind::External),
         external_semaphores,
         green_contexts: s.green.live(),
+        arrays,
+        mipmapped_arrays,
         ipc_memory: ipc_imports + s.ipc_opened.len(),
         ipc_events: s.events.values().filter(|e| e.ipc_imported()).count(),
+        imported_pools,
+        pool_imports,
     }
 }
