@@ -549,7 +549,9 @@ impl PrimaryContext {
     /// any thread (through this or another `PrimaryContext`, this or another copy
     /// of the crate, or another library such as the CUDA runtime), and no object made
     /// under such a binding — buffers, page-locked host memory, streams, events,
-    /// modules — may be alive. The usual way to keep this: reset only from a program
+    /// modules — may be alive, and no [`GreenContext`](crate::green::GreenContext) of
+    /// the device (it retains the primary context, and memory made in a green
+    /// binding is the primary context's). The usual way to keep this: reset only from a program
     /// that retains the primary context in one place and has dropped everything made
     /// with it.
     pub unsafe fn reset(&mut self) -> Result<(), CudaError> {

@@ -38,6 +38,11 @@ pub enum Timing {}
 /// An event that does not record time (`CU_EVENT_DISABLE_TIMING`).
 #[derive(Debug)]
 pub enum NoTiming {}
+/// An event another process may open (`CU_EVENT_INTERPROCESS`, which needs
+/// `CU_EVENT_DISABLE_TIMING`): only it has an [`ipc_handle`](Event::ipc_handle), and
+/// an opened handle ([`CurrentContext::open_ipc_event`]) is one again.
+#[derive(Debug)]
+pub enum Interprocess {}
 
 impl EventKind for Timing {
     const FLAGS: CUevent_flags = CUevent_flags::CU_EVENT_DEFAULT;
@@ -45,11 +50,16 @@ impl EventKind for Timing {
 impl EventKind for NoTiming {
     const FLAGS: CUevent_flags = CUevent_flags::CU_EVENT_DISABLE_TIMING;
 }
+impl EventKind for Interprocess {
+    const FLAGS: CUevent_flags =
+        CUevent_flags::CU_EVENT_INTERPROCESS.union(CUevent_flags::CU_EVENT_DISABLE_TIMING);
+}
 
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Timing {}
     impl Sealed for super::NoTiming {}
+    impl Sealed for super::Interprocess {}
 }
 
 /// An event of the current context.
@@ -73,17 +83,32 @@ impl<'ctx> CurrentContext<'ctx> {
         let mut raw = CUevent::NULL;
         // SAFETY: a valid out-pointer; the context is current.
         check(unsafe { self.driver().table().cuEventCreate()?(&mut raw, K::FLAGS.bits()) })?;
-        crate::leaks::created(crate::leaks::Kind::Events, raw);
-        Ok(Event {
-            driver: self.driver(),
-            raw,
-            _tied: PhantomData,
-            _kind: PhantomData,
-        })
+        // SAFETY: the event just made, owned by nothing else.
+        Ok(unsafe { Event::from_raw_parts(self.driver(), raw) })
     }
 }
 
 impl<K: EventKind> Event<'_, K> {
+    /// Owns `raw`, an event of kind `K`, destroying it when dropped.
+    ///
+    /// # Safety
+    /// `raw` is a live event of `driver`, made with `K::FLAGS` (or opened as such),
+    /// owned by nothing else.
+    pub(crate) unsafe fn from_raw_parts(driver: &'static Driver, raw: CUevent) -> Self {
+        crate::leaks::created(crate::leaks::Kind::Events, raw);
+        Event {
+            driver,
+            raw,
+            _tied: PhantomData,
+            _kind: PhantomData,
+        }
+    }
+
+    /// Its driver.
+    pub(crate) fn driver(&self) -> &'static Driver {
+        self.driver
+    }
+
     /// The driver's handle.
     pub fn raw(&self) -> CUevent {
         self.raw
@@ -135,3 +160,4 @@ impl<K: EventKind> Drop for Event<'_, K> {
 
 static_assertions::assert_not_impl_any!(Event<'static, Timing>: Send, Sync);
 static_assertions::assert_not_impl_any!(Event<'static, NoTiming>: Send, Sync);
+static_assertions::assert_not_impl_any!(Event<'static, Interprocess>: Send, Sync);

@@ -406,6 +406,40 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
         Ok(v)
     }
 
+    /// The SMs the current context (the function's: no other can be pushed while
+    /// the function is usable, CF3) runs on: a green context's partition
+    /// (`cuCtxGetDevResource`), or the device's count on drivers before CUDA 12.4
+    /// (and drivers that refuse the query with a code that is not sticky).
+    fn multiprocessors(&self, dev: CUdevice) -> Result<u32, CudaError> {
+        if let Ok(get) = self.driver.table().cuCtxGetDevResource() {
+            let ctx = crate::context::current(self.driver)?;
+            let mut res = crate::sys::CUdevResource::default();
+            // SAFETY: the current context is live; a valid out-pointer.
+            let r = unsafe {
+                get(
+                    ctx,
+                    &mut res,
+                    crate::sys::CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM,
+                )
+            };
+            if r == crate::sys::CUresult::CUDA_SUCCESS {
+                // SAFETY: an SM resource the driver filled; any bits are a valid `c_uint`.
+                return Ok(unsafe { res.anon_0.sm.smCount });
+            }
+            // A sticky code is the context's end; any other (not supported, not
+            // permitted under MPS, ...) falls back to the device's count: a driver that
+            // cannot answer has made no green context.
+            if r.is_sticky() {
+                check(r)?;
+            }
+        }
+        let sms = self.device_attribute(
+            dev,
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )?;
+        Ok(sms.max(0) as u32)
+    }
+
     /// Lets launches of this function use clusters of up to 16 blocks instead of 8
     /// (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`; compute capability 9.0).
     pub fn set_non_portable_cluster_size_allowed(
@@ -589,11 +623,8 @@ impl<S: Signature, K: LaunchKind> Function<'_, S, K> {
             let threads = blocks(b) as u32;
             let per_sm =
                 self.max_active_blocks_per_multiprocessor(threads, config.shared as usize)?;
-            let sms = self.device_attribute(
-                dev,
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?;
-            let max = u64::from(per_sm) * u64::from(sms.max(0) as u32);
+            let sms = self.multiprocessors(dev)?;
+            let max = u64::from(per_sm) * u64::from(sms);
             if blocks(g) > max {
                 return Err(CudaError::CooperativeGridTooLarge {
                     blocks: blocks(g),

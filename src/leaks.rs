@@ -96,11 +96,17 @@ pub enum Kind {
     ExternalMemory,
     /// An imported external semaphore (`cuImportExternalSemaphore`).
     ExternalSemaphores,
+    /// A green context (`cuGreenCtxCreate`).
+    GreenContexts,
+    /// Another process's memory opened here (`cuIpcOpenMemHandle`).
+    IpcMemory,
+    /// Another process's pool allocation imported here (`cuMemPoolImportPointer`).
+    PoolImports,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 19] = [
+    pub const ALL: [Kind; 22] = [
         Kind::Contexts,
         Kind::PrimaryRetains,
         Kind::Streams,
@@ -120,6 +126,9 @@ impl Kind {
         Kind::AddressRanges,
         Kind::ExternalMemory,
         Kind::ExternalSemaphores,
+        Kind::GreenContexts,
+        Kind::IpcMemory,
+        Kind::PoolImports,
     ];
 
     /// A short name for reports.
@@ -144,6 +153,9 @@ impl Kind {
             Kind::AddressRanges => "address range",
             Kind::ExternalMemory => "external memory",
             Kind::ExternalSemaphores => "external semaphore",
+            Kind::GreenContexts => "green context",
+            Kind::IpcMemory => "opened IPC memory",
+            Kind::PoolImports => "imported pool allocation",
         }
     }
 }
@@ -368,7 +380,8 @@ handles!(
     crate::sys::CUgraph,
     crate::sys::CUgraphExec,
     crate::sys::CUexternalMemory,
-    crate::sys::CUexternalSemaphore
+    crate::sys::CUexternalSemaphore,
+    crate::sys::CUgreenCtx
 );
 
 impl Handle for u64 {

@@ -156,6 +156,8 @@ pub mod error;
 pub mod event;
 pub mod external;
 pub mod graph;
+pub mod green;
+pub mod ipc;
 pub mod jit;
 mod jit_log;
 pub mod launch;

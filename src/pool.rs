@@ -42,6 +42,8 @@ pub struct MemoryPool<'ctx> {
     raw: CUmemoryPool,
     device: Device,
     owned: bool,
+    /// Made with a POSIX file descriptor as its shareable handle type.
+    shareable: bool,
     _tied: Tied<'ctx>,
 }
 
@@ -137,6 +139,7 @@ impl<'ctx> CurrentContext<'ctx> {
             raw,
             device,
             owned: false,
+            shareable: false,
             _tied: PhantomData,
         })
     }
@@ -147,6 +150,25 @@ impl<'ctx> CurrentContext<'ctx> {
     /// Destroyed when dropped. [`CudaError::DeviceLacks`] on a device without memory
     /// pools.
     pub fn create_memory_pool(&self, max_size: Option<usize>) -> Result<MemoryPool<'_>, CudaError> {
+        self.make_pool(max_size, false)
+    }
+
+    /// [`create_memory_pool`](Self::create_memory_pool) for a pool another process may
+    /// import: its shareable handle type is a POSIX file descriptor
+    /// ([`MemoryPool::export_fd`], and [`StreamBuffer::pool_pointer`] for each
+    /// allocation; see [`crate::ipc`]).
+    pub fn create_shareable_memory_pool(
+        &self,
+        max_size: Option<usize>,
+    ) -> Result<MemoryPool<'_>, CudaError> {
+        self.make_pool(max_size, true)
+    }
+
+    fn make_pool(
+        &self,
+        max_size: Option<usize>,
+        shareable: bool,
+    ) -> Result<MemoryPool<'_>, CudaError> {
         if max_size == Some(0) {
             return Err(CudaError::InvalidArgument {
                 parameter: "max_size",
@@ -156,7 +178,11 @@ impl<'ctx> CurrentContext<'ctx> {
         let device = self.pool_device()?;
         let props = CUmemPoolProps_v1 {
             allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
-            handleTypes: CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE,
+            handleTypes: if shareable {
+                CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+            } else {
+                CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE
+            },
             location: location(&device),
             win32SecurityAttributes: core::ptr::null_mut(),
             maxSize: max_size.unwrap_or(0),
@@ -172,6 +198,7 @@ impl<'ctx> CurrentContext<'ctx> {
             raw,
             device,
             owned: true,
+            shareable,
             _tied: PhantomData,
         })
     }
@@ -206,6 +233,17 @@ impl MemoryPool<'_> {
     /// pool.
     pub fn is_owned(&self) -> bool {
         self.owned
+    }
+
+    /// Whether another process may import it (made with
+    /// [`CurrentContext::create_shareable_memory_pool`]).
+    pub fn is_shareable(&self) -> bool {
+        self.shareable
+    }
+
+    /// Its driver.
+    pub(crate) fn driver(&self) -> &'static Driver {
+        self.driver
     }
 
     fn get_u64(&self, attr: CUmemPool_attribute) -> Result<u64, CudaError> {

@@ -518,9 +518,49 @@ fn softcudas_own_c_types_agree_with_the_header() {
     );
     same_layout!(sys::CUuuid, sc::CUuuid, [bytes]);
     same_layout!(sys::CUipcMemHandle, sc::CUipcMemHandle, [reserved]);
+    same_layout!(sys::CUipcEventHandle, sc::CUipcEventHandle, [reserved]);
+    same_layout!(
+        sys::CUmemPoolPtrExportData,
+        softcuda::api::pool_ipc::CUmemPoolPtrExportData,
+        [reserved]
+    );
+    same_layout!(
+        sys::CUdevResource,
+        sc::CUdevResource,
+        [type_, _internal_padding]
+    );
+    assert_eq!(
+        offset_of!(sys::CUdevResource, anon_0),
+        offset_of!(sc::CUdevResource, data),
+        "CUdevResource's union"
+    );
+    same_layout!(
+        sys::CUDA_ARRAY_DESCRIPTOR,
+        sc::CUDA_ARRAY_DESCRIPTOR,
+        [Width, Height, Format, NumChannels]
+    );
+    same_layout!(
+        sys::CUDA_ARRAY3D_DESCRIPTOR,
+        sc::CUDA_ARRAY3D_DESCRIPTOR,
+        [Width, Height, Depth, Format, NumChannels, Flags]
+    );
+    same_layout!(
+        sys::CUDA_ARRAY_MEMORY_REQUIREMENTS,
+        sc::CUDA_ARRAY_MEMORY_REQUIREMENTS,
+        [size, alignment, reserved]
+    );
     use sys::CUresult as R;
     for (ours, theirs) in [
         (sc::code::INVALID_VALUE, R::CUDA_ERROR_INVALID_VALUE),
+        (
+            sc::code::INVALID_RESOURCE_TYPE,
+            R::CUDA_ERROR_INVALID_RESOURCE_TYPE,
+        ),
+        (
+            sc::code::INVALID_RESOURCE_CONFIGURATION,
+            R::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+        ),
+        (sc::code::STREAM_DETACHED, R::CUDA_ERROR_STREAM_DETACHED),
         (sc::code::OUT_OF_MEMORY, R::CUDA_ERROR_OUT_OF_MEMORY),
         (sc::code::NOT_INITIALIZED, R::CUDA_ERROR_NOT_INITIALIZED),
         (sc::code::DEINITIALIZED, R::CUDA_ERROR_DEINITIALIZED),

@@ -439,3 +439,56 @@ fn kernel_library_with_no_driver_chosen_runs_on_softcuda() {
         assert!(s.contains(&line), "{s}");
     }
 }
+
+#[test]
+fn green_contexts_with_no_driver_chosen_split_the_sms_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: green_contexts runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("green_contexts");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(
+        s.contains("132 SMs split into partitions of 8 and 8 SMs, 116 left over"),
+        "{s}"
+    );
+    for i in 0..2 {
+        assert!(
+            s.contains(&format!(
+                "workload {i}: 1048576 elements on a green context of 8 SMs, 0 wrong"
+            )),
+            "{s}"
+        );
+    }
+    assert!(
+        s.contains("green_contexts: both workloads match the CPU result, each on its own SMs"),
+        "{s}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ipc_with_no_driver_chosen_shares_memory_between_two_processes_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: ipc runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("ipc");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(
+        s.contains("producer: 1048576 floats and an event exported; starting the consumer"),
+        "{s}"
+    );
+    assert!(
+        s.contains("after the event, 1048576 of 1048576 elements are 7.0"),
+        "{s}"
+    );
+    assert!(
+        s.contains("ipc: the producer sees every element the consumer wrote (9.0)"),
+        "{s}"
+    );
+}

@@ -41,9 +41,10 @@
 mod common;
 
 use common::driver;
-use oxicuda_driver::event::{NoTiming, Timing};
+use oxicuda_driver::event::{Interprocess, NoTiming, Timing};
 use oxicuda_driver::external::{Binary, Timeline};
 use oxicuda_driver::graph::{CaptureMode, ConditionalKind};
+use oxicuda_driver::green::{GreenContext, SplitFlags};
 use oxicuda_driver::launch::{In, Out};
 use oxicuda_driver::launch_config::LaunchConfig;
 use oxicuda_driver::link::LinkInput;
@@ -80,7 +81,9 @@ enum Outcome {
     /// library): the driver kept it; the test reclaims it with a softcuda reset.
     Refused,
     /// Returns the typed error of a release the driver refused (the join of a fork:
-    /// `cuEventDestroy`); the context's end reclaims the object.
+    /// `cuEventDestroy`), or whose stream a sticky error stopped before it got there
+    /// (a pool allocation's free queued behind the failing call); the context's end
+    /// reclaims the object.
     ErrorHeld,
     /// Returns the typed error, and the driver kept what was to be released (a
     /// stream-ordered free: the memory stays in its pool, which no context owns).
@@ -194,6 +197,13 @@ fn two_contexts(d: &'static Driver) -> Result<(Context, Context), CudaError> {
         Context::new(&d.device(0)?, CUctx_flags::empty())?,
         Context::new(&d.device(1)?, CUctx_flags::empty())?,
     ))
+}
+
+/// Ends the injection and the call log early: what the case drops afterwards (a
+/// green context, whose drop pushes and waits) is another row's.
+fn disarm() {
+    softcuda::control::clear_faults();
+    softcuda::control::log_calls(false);
 }
 
 fn unit<T>(r: Result<T, CudaError>) -> Result<(), CudaError> {
@@ -2011,6 +2021,278 @@ fn rows() -> Vec<Row> {
                 Ok(())
             }
         ),
+        // --- green contexts ---------------------------------------------------------------
+        bare!(
+            "Device::sm_resource",
+            "cuDeviceGetDevResource",
+            CUDA_ERROR_INVALID_RESOURCE_TYPE,
+            |d, arm| {
+                let dev = d.device(0)?;
+                arm();
+                unit(dev.sm_resource())
+            }
+        ),
+        bare!(
+            "SmResource::split",
+            "cuDevSmResourceSplitByCount",
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+            |d, arm| {
+                let all = d.device(0)?.sm_resource()?;
+                arm();
+                unit(all.split(2, 8, SplitFlags::empty()))
+            }
+        ),
+        bare!(
+            "SmResource::groups_possible",
+            "cuDevSmResourceSplitByCount",
+            CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+            |d, arm| {
+                let all = d.device(0)?.sm_resource()?;
+                arm();
+                unit(all.groups_possible(8, SplitFlags::empty()))
+            }
+        ),
+        bare!(
+            "GreenContext::new",
+            [
+                (
+                    "cuDevResourceGenerateDesc",
+                    CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
+                ),
+                ("cuGreenCtxCreate", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuCtxFromGreenCtx", CUDA_ERROR_INVALID_VALUE)
+            ],
+            |d, arm| {
+                let dev = d.device(0)?;
+                let split = dev.sm_resource()?.split(2, 8, SplitFlags::empty())?;
+                arm();
+                unit(GreenContext::new(&dev, &split.groups[..1]))
+            }
+        ),
+        bare!(
+            "GreenContext::sm_resource",
+            "cuGreenCtxGetDevResource",
+            CUDA_ERROR_INVALID_VALUE,
+            |d, arm| {
+                let dev = d.device(0)?;
+                let split = dev.sm_resource()?.split(2, 8, SplitFlags::empty())?;
+                let green = GreenContext::new(&dev, &split.groups[..1])?;
+                arm();
+                unit(green.sm_resource())
+            }
+        ),
+        bare!(
+            "GreenContext::bind",
+            "cuCtxPushCurrent",
+            CUDA_ERROR_INVALID_CONTEXT,
+            |d, arm| {
+                let dev = d.device(0)?;
+                let split = dev.sm_resource()?.split(2, 8, SplitFlags::empty())?;
+                let green = GreenContext::new(&dev, &split.groups[..1])?;
+                arm();
+                let r = green.bind(|_| ());
+                disarm();
+                r
+            }
+        ),
+        bare!(
+            "GreenContext::drop",
+            [
+                ("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT),
+                ("cuGreenCtxDestroy", CUDA_ERROR_INVALID_VALUE)
+            ],
+            Refused,
+            |d, arm| {
+                let dev = d.device(0)?;
+                let split = dev.sm_resource()?.split(2, 8, SplitFlags::empty())?;
+                let green = GreenContext::new(&dev, &split.groups[..1])?;
+                arm();
+                drop(green);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "CurrentContext::sm_resource",
+            "cuCtxGetDevResource",
+            CUDA_ERROR_INVALID_CONTEXT,
+            |cur, arm| {
+                arm();
+                unit(cur.sm_resource())
+            }
+        ),
+        ctx!(
+            "CurrentContext::push_green",
+            "cuCtxPushCurrent",
+            CUDA_ERROR_INVALID_CONTEXT,
+            |cur, arm| {
+                let dev = cur.driver().device(0)?;
+                let split = dev.sm_resource()?.split(2, 8, SplitFlags::empty())?;
+                let green = GreenContext::new(&dev, &split.groups[..1])?;
+                arm();
+                let r = cur.push_green(&green, |_| ());
+                disarm();
+                r
+            }
+        ),
+        // --- inter-process communication (one process: softcuda opens its own handles) ---
+        ctx!(
+            "DeviceBuffer::ipc_handle",
+            "cuIpcGetMemHandle",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let b = cur.alloc_zeros::<u32>(64)?;
+                arm();
+                unit(b.ipc_handle())
+            }
+        ),
+        ctx!(
+            "CurrentContext::open_ipc_memory",
+            [
+                ("cuIpcOpenMemHandle", CUDA_ERROR_INVALID_HANDLE),
+                ("cuMemGetAddressRange", CUDA_ERROR_INVALID_VALUE)
+            ],
+            |cur, arm| {
+                let b = cur.alloc_zeros::<u32>(64)?;
+                let h = b.ipc_handle()?;
+                arm();
+                // SAFETY: softcuda opens a handle of this process as the buffer's own
+                // address; nothing here uses the opening beside the buffer.
+                unit(unsafe { cur.open_ipc_memory(&h) })
+            }
+        ),
+        ctx!(
+            "IpcMemory::drop",
+            [
+                ("cuCtxSynchronize", CUDA_ERROR_INVALID_CONTEXT),
+                ("cuIpcCloseMemHandle", CUDA_ERROR_INVALID_VALUE)
+            ],
+            Swallowed,
+            |cur, arm| {
+                let b = cur.alloc_zeros::<u32>(64)?;
+                // SAFETY: as above.
+                let m = unsafe { cur.open_ipc_memory(&b.ipc_handle()?)? };
+                arm();
+                drop(m);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "Event::ipc_handle",
+            "cuIpcGetEventHandle",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let e = cur.create_event::<Interprocess>()?;
+                arm();
+                unit(e.ipc_handle())
+            }
+        ),
+        ctx!(
+            "CurrentContext::open_ipc_event",
+            "cuIpcOpenEventHandle",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let e = cur.create_event::<Interprocess>()?;
+                let h = e.ipc_handle()?;
+                arm();
+                // SAFETY: softcuda opens an event of this process; the exported event
+                // outlives the opening.
+                unit(unsafe { cur.open_ipc_event(&h) })
+            }
+        ),
+        ctx!(
+            "MemoryPool::export_fd",
+            "cuMemPoolExportToShareableHandle",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let pool = cur.create_shareable_memory_pool(None)?;
+                arm();
+                unit(pool.export_fd())
+            }
+        ),
+        ctx!(
+            "StreamBuffer::pool_pointer",
+            "cuMemPoolExportPointer",
+            CUDA_ERROR_INVALID_VALUE,
+            ErrorHeld,
+            |cur, arm| {
+                let pool = cur.create_shareable_memory_pool(None)?;
+                let s = stream(cur)?;
+                let b = s.alloc_from_pool::<u32>(&pool, 64)?;
+                arm();
+                unit(b.pool_pointer())
+            }
+        ),
+        ctx!(
+            "CurrentContext::import_memory_pool",
+            "cuMemPoolImportFromShareableHandle",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                use std::os::fd::AsFd;
+                let pool = cur.create_shareable_memory_pool(None)?;
+                let fd = pool.export_fd()?;
+                arm();
+                // SAFETY: softcuda imports a pool of this process; the pool outlives
+                // the import.
+                unit(unsafe { cur.import_memory_pool(fd.as_fd()) })
+            }
+        ),
+        ctx!(
+            "ImportedPool::import",
+            [
+                ("cuMemPoolImportPointer", CUDA_ERROR_INVALID_VALUE),
+                ("cuMemGetAddressRange", CUDA_ERROR_INVALID_VALUE)
+            ],
+            ErrorHeld,
+            |cur, arm| {
+                use std::os::fd::AsFd;
+                let pool = cur.create_shareable_memory_pool(None)?;
+                let s = stream(cur)?;
+                let b = s.alloc_from_pool::<u32>(&pool, 64)?;
+                let fd = pool.export_fd()?;
+                // SAFETY: as above; the allocation outlives the import.
+                let theirs = unsafe { cur.import_memory_pool(fd.as_fd())? };
+                let pointer = b.pool_pointer()?;
+                arm();
+                // SAFETY: as above.
+                unit(unsafe { theirs.import::<u32>(&pointer, 64) })
+            }
+        ),
+        ctx!(
+            "ImportedBuffer::drop",
+            "cuMemFree",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |cur, arm| {
+                use std::os::fd::AsFd;
+                let pool = cur.create_shareable_memory_pool(None)?;
+                let s = stream(cur)?;
+                let b = s.alloc_from_pool::<u32>(&pool, 64)?;
+                let fd = pool.export_fd()?;
+                // SAFETY: as above.
+                let theirs = unsafe { cur.import_memory_pool(fd.as_fd())? };
+                // SAFETY: as above.
+                let imported = unsafe { theirs.import::<u32>(&b.pool_pointer()?, 64)? };
+                arm();
+                drop(imported);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "ImportedPool::drop",
+            "cuMemPoolDestroy",
+            CUDA_ERROR_INVALID_VALUE,
+            Refused,
+            |cur, arm| {
+                use std::os::fd::AsFd;
+                let pool = cur.create_shareable_memory_pool(None)?;
+                let fd = pool.export_fd()?;
+                // SAFETY: as above.
+                let theirs = unsafe { cur.import_memory_pool(fd.as_fd())? };
+                arm();
+                drop(theirs);
+                Ok(())
+            }
+        ),
         // --- managed memory -------------------------------------------------------------
         ctx!(
             "CurrentContext::alloc_managed",
@@ -3155,6 +3437,7 @@ const RELEASES: &[&str] = &[
     "cuMemAddressFree",
     "cuDestroyExternalMemory",
     "cuDestroyExternalSemaphore",
+    "cuGreenCtxDestroy",
 ];
 
 /// Every driver call a case makes from `arm()` on — the entry point's, and those of
@@ -3170,8 +3453,8 @@ const RELEASES: &[&str] = &[
 /// thread is then refused, `ContextAlreadyBound`), and an enclosing binding finds
 /// it on top when it ends — it pops both and reports `ContextMismatch`. Those are
 /// accepted here for that function only (and the stack reclaimed). So is what an
-/// `AddressRange` or an `ExternalSemaphore` leaves in place when the wait before its
-/// release fails.
+/// `AddressRange`, an `ExternalSemaphore`, an `IpcMemory` or a `GreenContext` leaves in
+/// place when the wait before its release fails.
 #[test]
 fn every_call_of_every_case_can_fail() {
     let (d, _g) = driver();
@@ -3217,7 +3500,9 @@ fn every_call_of_every_case_can_fail() {
             // An address range dropped while its context's work cannot be waited for
             // leaves its mappings and addresses in place (`vmm`'s module docs).
             let unsettled = (row.entry.starts_with("AddressRange")
-                || row.entry.starts_with("ExternalSemaphore"))
+                || row.entry.starts_with("ExternalSemaphore")
+                || row.entry.starts_with("IpcMemory")
+                || row.entry.starts_with("GreenContext"))
                 && (func == "cuCtxPushCurrent" || func == "cuCtxSynchronize");
             match result {
                 Err(_) => t.failures.push(format!("{case}: panicked")),

@@ -216,7 +216,8 @@ pub enum CudaError {
     },
     /// A mapping into an [`AddressRange`](crate::vmm::AddressRange), or a buffer of
     /// [`ExternalMemory`](crate::external::ExternalMemory), would overlap memory
-    /// mapped there already.
+    /// mapped there already; or another process's allocation is open here already
+    /// ([`IpcMemory`](crate::ipc::IpcMemory); its device addresses).
     #[error("bytes {start}..{end} are mapped already")]
     AlreadyMapped {
         /// The first byte of the mapping in the way.
