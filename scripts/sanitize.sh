@@ -28,11 +28,12 @@ mkdir -p "$logs"
 # and its soundness suite (a kernel storing through a null or stale address), and
 # softcuda's C-ABI suites of sticky errors, invalid and double frees, peer access
 # refused, out-of-cluster shared reads, stale addresses, kernels and copies
-# reaching reserved but unmapped virtual memory, and `cuMemFree` of memory opened
-# from another process (refused: it is closed, not freed).
+# reaching reserved but unmapped virtual memory, `cuMemFree` of memory opened
+# from another process (refused: it is closed, not freed), and frees of imported
+# pool pointers one too many or not at their start.
 DELIBERATE="oxicuda-driver:fault_recovery oxicuda-driver:device_pool oxicuda-driver:peer
 oxicuda-driver:soundness softcuda:driver softcuda:graph softcuda:peer_access softcuda:soundness
-softcuda:sticky_errors softcuda:launch_ex softcuda:sanitize softcuda:vmm softcuda:ipc"
+softcuda:sticky_errors softcuda:launch_ex softcuda:sanitize softcuda:vmm softcuda:ipc softcuda:pool_ipc"
 
 status=0
 for pkg in oxicuda-driver softcuda; do
