@@ -23,9 +23,9 @@ fn exercise(d: &Driver) {
     assert_eq!(major, 8);
     // What softcuda does not implement is unavailable, by name — not a crash.
     assert!(matches!(
-        t.cuTexObjectDestroy(),
+        t.cuMulticastCreate(),
         Err(CudaError::NotSupported {
-            function: "cuTexObjectDestroy",
+            function: "cuMulticastCreate",
             ..
         })
     ));

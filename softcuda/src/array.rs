@@ -85,6 +85,18 @@ impl Store {
     }
 }
 
+impl crate::ptx::sampler::TexelStore for Store {
+    fn alive(&self) -> bool {
+        Store::alive(self)
+    }
+    fn base(&self) -> *mut u8 {
+        self.ptr
+    }
+    fn bytes(&self) -> usize {
+        self.len
+    }
+}
+
 impl Drop for Store {
     fn drop(&mut self) {
         if let Some(layout) = Self::layout(self.len) {
@@ -508,6 +520,33 @@ pub(crate) fn mipmapped_requirements(h: CUmipmappedArray) -> R<(CUDA_ARRAY3D_DES
             .map(|a| a.accounted)
             .sum();
         Ok((m.desc, total))
+    })
+}
+
+/// The shape and storage of live array `h` (`INVALID_VALUE` if it is none): what
+/// a texture or surface object holds (`crate::texture`).
+pub(crate) fn storage(h: CUarray) -> R<(Shape, Arc<Store>)> {
+    let id = array_id(h).ok_or(code::INVALID_VALUE)?;
+    with_table(|t| t.arrays.get(&id).map(|a| (a.shape, Arc::clone(&a.store))))
+        .ok_or(code::INVALID_VALUE)
+}
+
+/// The shape and storage of each level of a mipmapped array, base first.
+pub(crate) type Levels = Vec<(Shape, Arc<Store>)>;
+
+/// The base descriptor and the levels (shape and storage, base first) of live
+/// mipmapped array `h` (`INVALID_VALUE` if it is none).
+pub(crate) fn mipmapped_storage(h: CUmipmappedArray) -> R<(CUDA_ARRAY3D_DESCRIPTOR, Levels)> {
+    let id = mipmap_id(h).ok_or(code::INVALID_VALUE)?;
+    with_table(|t| {
+        let m = t.mipmaps.get(&id).ok_or(code::INVALID_VALUE)?;
+        let levels = m
+            .levels
+            .iter()
+            .filter_map(|l| t.arrays.get(l))
+            .map(|a| (a.shape, Arc::clone(&a.store)))
+            .collect();
+        Ok((m.desc, levels))
     })
 }
 

@@ -222,7 +222,8 @@ pub fn call_log() -> Vec<String> {
 /// "graph_execs", "libraries", "link_states", "pools", "vmm_allocations",
 /// "vmm_reservations", "vmm_mappings", "external_memories", "external_buffers",
 /// "external_semaphores", "ipc_memory", "ipc_events", "imported_pools", "pool_imports",
-/// "green_contexts", "arrays", "mipmapped_arrays"); -1 for an unknown kind.
+/// "green_contexts", "arrays", "mipmapped_arrays", "textures", "surfaces"); -1 for
+/// an unknown kind.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
     if kind.is_null() {
@@ -253,6 +254,8 @@ pub unsafe extern "C" fn softcuda_live_count(kind: *const c_char) -> c_int {
         b"green_contexts" => c.green_contexts,
         b"arrays" => c.arrays,
         b"mipmapped_arrays" => c.mipmapped_arrays,
+        b"textures" => c.textures,
+        b"surfaces" => c.surfaces,
         b"ipc_memory" => c.ipc_memory,
         b"ipc_events" => c.ipc_events,
         b"imported_pools" => c.imported_pools,

@@ -150,12 +150,23 @@ impl Profile {
             49 => 32_768,
             52 | 53 | 73 | 74 | 77 => 32_768,
             54 => 2_046,
-            30 | 55..=72 => 0, // surfaces and linear textures: not implemented
-            31 => 1,           // CONCURRENT_KERNELS
-            32 => 0,           // ECC_ENABLED
+            // Surfaces and linear textures (crate::texture), as on the 8.0/9.0 GPUs.
+            30 => 512, // SURFACE_ALIGNMENT
+            55 | 61 | 63 | 64 | 66 | 67 => 32_768,
+            56 => 131_072,
+            57 => 65_536,
+            58..=60 => 16_384,
+            62 | 65 => 2_048,
+            68 => 2_046,
+            69 => 1 << 28,           // TEXTURE1D_LINEAR_WIDTH
+            70 => 131_072,           // TEXTURE2D_LINEAR_WIDTH
+            71 => 65_000,            // TEXTURE2D_LINEAR_HEIGHT
+            72 => 2_097_120,         // TEXTURE2D_LINEAR_PITCH
+            31 => 1,                 // CONCURRENT_KERNELS
+            32 => 0,                 // ECC_ENABLED
             33 => self.pci.1 as i32, // PCI_BUS_ID
             34 => self.pci.2 as i32, // PCI_DEVICE_ID
-            35 => 0,           // TCC_DRIVER
+            35 => 0,                 // TCC_DRIVER
             36 => {
                 if hopper {
                     2_619_000
@@ -163,7 +174,7 @@ impl Profile {
                     1_215_000
                 }
             } // MEMORY_CLOCK_RATE (kHz)
-            37 => 5120,        // GLOBAL_MEMORY_BUS_WIDTH
+            37 => 5120,              // GLOBAL_MEMORY_BUS_WIDTH
             38 => {
                 if hopper {
                     50 << 20
@@ -172,37 +183,37 @@ impl Profile {
                 }
             } // L2_CACHE_SIZE
             39 => self.threads_per_sm() as i32, // MAX_THREADS_PER_MULTIPROCESSOR
-            40 => 2,           // ASYNC_ENGINE_COUNT
-            41 => 1,           // UNIFIED_ADDRESSING
-            44 => 0,           // CAN_TEX2D_GATHER
+            40 => 2,                 // ASYNC_ENGINE_COUNT
+            41 => 1,                 // UNIFIED_ADDRESSING
+            44 => 0,                 // CAN_TEX2D_GATHER
             50 => self.pci.0 as i32, // PCI_DOMAIN_ID
-            51 => 32,          // TEXTURE_PITCH_ALIGNMENT
-            75 => major,       // COMPUTE_CAPABILITY_MAJOR
-            76 => minor,       // COMPUTE_CAPABILITY_MINOR
-            78 => 1,           // STREAM_PRIORITIES_SUPPORTED
-            79 | 80 => 1,      // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
+            51 => 32,                // TEXTURE_PITCH_ALIGNMENT
+            75 => major,             // COMPUTE_CAPABILITY_MAJOR
+            76 => minor,             // COMPUTE_CAPABILITY_MINOR
+            78 => 1,                 // STREAM_PRIORITIES_SUPPORTED
+            79 | 80 => 1,            // GLOBAL/LOCAL_L1_CACHE_SUPPORTED
             81 => self.shared_per_sm() as i32, // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-            82 => 65_536,      // MAX_REGISTERS_PER_MULTIPROCESSOR
-            83 => 1,           // MANAGED_MEMORY
-            84 | 85 => 0,      // MULTI_GPU_BOARD(_GROUP_ID)
-            86 => 0,           // HOST_NATIVE_ATOMIC_SUPPORTED
-            87 => 2,           // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-            88 => 0,           // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
-            89 => cma,         // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
-            90 => 1,           // COMPUTE_PREEMPTION_SUPPORTED
-            91 => 1,           // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
-            92..=94 => 0,      // stream memory operations (v1): not implemented
-            95 => 1,           // COOPERATIVE_LAUNCH (api/launch_ex.rs)
-            96 => 0,           // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
+            82 => 65_536,            // MAX_REGISTERS_PER_MULTIPROCESSOR
+            83 => 1,                 // MANAGED_MEMORY
+            84 | 85 => 0,            // MULTI_GPU_BOARD(_GROUP_ID)
+            86 => 0,                 // HOST_NATIVE_ATOMIC_SUPPORTED
+            87 => 2,                 // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+            88 => 0,                 // PAGEABLE_MEMORY_ACCESS: host memory is not device memory
+            89 => cma,               // CONCURRENT_MANAGED_ACCESS: compute capability 6.0 and later
+            90 => 1,                 // COMPUTE_PREEMPTION_SUPPORTED
+            91 => 1,                 // CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+            92..=94 => 0,            // stream memory operations (v1): not implemented
+            95 => 1,                 // COOPERATIVE_LAUNCH (api/launch_ex.rs)
+            96 => 0,                 // COOPERATIVE_MULTI_DEVICE_LAUNCH: not implemented
             97 => self.shared_per_block_optin() as i32, // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-            98 => 0,           // CAN_FLUSH_REMOTE_WRITES
-            99 => 1,           // HOST_REGISTER_SUPPORTED
-            100 => 0,          // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
-            101 => 1,          // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
+            98 => 0,                 // CAN_FLUSH_REMOTE_WRITES
+            99 => 1,                 // HOST_REGISTER_SUPPORTED
+            100 => 0,                // PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+            101 => 1,                // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: one address space
             102 | 103 => i32::from(cfg!(target_os = "linux")), // VMM, POSIX fd handles (crate::vmm)
-            104 | 105 => 0,    // Win32 handle types
+            104 | 105 => 0,          // Win32 handle types
             106 => self.blocks_per_sm() as i32, // MAX_BLOCKS_PER_MULTIPROCESSOR
-            107 => 0,          // GENERIC_COMPRESSION_SUPPORTED
+            107 => 0,                // GENERIC_COMPRESSION_SUPPORTED
             108 => {
                 if hopper {
                     0x1F0_0000
@@ -210,13 +221,13 @@ impl Profile {
                     0x1E0_0000
                 }
             } // MAX_PERSISTING_L2_CACHE_SIZE
-            109 => 134_213_632, // MAX_ACCESS_POLICY_WINDOW_SIZE
-            110 => 0,          // GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
-            111 => 1024,       // RESERVED_SHARED_MEMORY_PER_BLOCK
-            112 | 113 => 0,    // sparse arrays, read-only host register
+            109 => 134_213_632,      // MAX_ACCESS_POLICY_WINDOW_SIZE
+            110 => 0,                // GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+            111 => 1024,             // RESERVED_SHARED_MEMORY_PER_BLOCK
+            112 | 113 => 0,          // sparse arrays, read-only host register
             114 => i32::from(cfg!(target_os = "linux")), // timeline semaphores (crate::external)
-            115 => 1,          // MEMORY_POOLS_SUPPORTED
-            116..=118 => 0,    // GPUDirect RDMA
+            115 => 1,                // MEMORY_POOLS_SUPPORTED
+            116..=118 => 0,          // GPUDirect RDMA
             119 => i32::from(cfg!(target_os = "linux")), // MEMPOOL_SUPPORTED_HANDLE_TYPES: POSIX fd (crate::ipc::pool)
             120 => i32::from(hopper), // CLUSTER_LAUNCH: on compute capability 9.0+
             121 => 0,                 // DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED

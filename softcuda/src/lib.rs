@@ -85,6 +85,7 @@ mod result_codes;
 mod sanitize;
 pub mod state;
 pub mod stream;
+mod texture;
 pub mod types;
 mod vmm;
 

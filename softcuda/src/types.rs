@@ -709,3 +709,120 @@ impl CUdevResource {
         c_uint::from_ne_bytes([self.data[0], self.data[1], self.data[2], self.data[3]])
     }
 }
+
+/// `CUtexObject` and `CUsurfObject`: softcuda handles (`crate::texture`).
+pub type CUtexObject = u64;
+pub type CUsurfObject = u64;
+/// `CUresourcetype`.
+pub type CUresourcetype = c_uint;
+pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype = 0;
+pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype = 1;
+pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype = 2;
+pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype = 3;
+/// `CUaddress_mode`.
+pub type CUaddress_mode = c_uint;
+pub const CU_TR_ADDRESS_MODE_WRAP: CUaddress_mode = 0;
+pub const CU_TR_ADDRESS_MODE_CLAMP: CUaddress_mode = 1;
+pub const CU_TR_ADDRESS_MODE_MIRROR: CUaddress_mode = 2;
+pub const CU_TR_ADDRESS_MODE_BORDER: CUaddress_mode = 3;
+/// `CUfilter_mode`.
+pub type CUfilter_mode = c_uint;
+pub const CU_TR_FILTER_MODE_POINT: CUfilter_mode = 0;
+pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode = 1;
+/// `CU_TRSF_*` texture flags.
+pub const CU_TRSF_READ_AS_INTEGER: c_uint = 0x01;
+pub const CU_TRSF_NORMALIZED_COORDINATES: c_uint = 0x02;
+pub const CU_TRSF_SRGB: c_uint = 0x10;
+pub const CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION: c_uint = 0x20;
+pub const CU_TRSF_SEAMLESS_CUBEMAP: c_uint = 0x40;
+
+/// `res.array` of `CUDA_RESOURCE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_RESOURCE_DESC_array {
+    pub hArray: CUarray,
+}
+
+/// `res.mipmap` of `CUDA_RESOURCE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CUDA_RESOURCE_DESC_mipmap {
+    pub hMipmappedArray: CUmipmappedArray,
+}
+
+/// `res.linear` of `CUDA_RESOURCE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_RESOURCE_DESC_linear {
+    pub devPtr: CUdeviceptr,
+    pub format: CUarray_format,
+    pub numChannels: c_uint,
+    pub sizeInBytes: usize,
+}
+
+/// `res.pitch2D` of `CUDA_RESOURCE_DESC`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CUDA_RESOURCE_DESC_pitch2D {
+    pub devPtr: CUdeviceptr,
+    pub format: CUarray_format,
+    pub numChannels: c_uint,
+    pub width: usize,
+    pub height: usize,
+    pub pitchInBytes: usize,
+}
+
+/// The `res` union of `CUDA_RESOURCE_DESC` (128 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CUDA_RESOURCE_DESC_res {
+    pub array: CUDA_RESOURCE_DESC_array,
+    pub mipmap: CUDA_RESOURCE_DESC_mipmap,
+    pub linear: CUDA_RESOURCE_DESC_linear,
+    pub pitch2D: CUDA_RESOURCE_DESC_pitch2D,
+    pub reserved: [core::ffi::c_int; 32],
+}
+
+/// `CUDA_RESOURCE_DESC` (`struct CUDA_RESOURCE_DESC_st`): 144 bytes.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct CUDA_RESOURCE_DESC {
+    pub resType: CUresourcetype,
+    pub res: CUDA_RESOURCE_DESC_res,
+    pub flags: c_uint,
+}
+
+impl Default for CUDA_RESOURCE_DESC {
+    fn default() -> Self {
+        CUDA_RESOURCE_DESC {
+            resType: 0,
+            res: CUDA_RESOURCE_DESC_res { reserved: [0; 32] },
+            flags: 0,
+        }
+    }
+}
+
+impl core::fmt::Debug for CUDA_RESOURCE_DESC {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CUDA_RESOURCE_DESC")
+            .field("resType", &self.resType)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+/// `CUDA_TEXTURE_DESC` (`struct CUDA_TEXTURE_DESC_st`): 104 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CUDA_TEXTURE_DESC {
+    pub addressMode: [CUaddress_mode; 3],
+    pub filterMode: CUfilter_mode,
+    pub flags: c_uint,
+    pub maxAnisotropy: c_uint,
+    pub mipmapFilterMode: CUfilter_mode,
+    pub mipmapLevelBias: f32,
+    pub minMipmapLevelClamp: f32,
+    pub maxMipmapLevelClamp: f32,
+    pub borderColor: [f32; 4],
+    pub reserved: [core::ffi::c_int; 12],
+}

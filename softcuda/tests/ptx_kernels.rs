@@ -1286,8 +1286,8 @@ fn unsupported_forms_are_refused_at_load() {
         ("add.f16 %f1, %f1, %f1;", "Unsupported type '.f16'"),
         ("cvt.s32.f32 %r1, %f1;", "Rounding modifier required"),
         (
-            "tex.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}];",
-            "Unsupported instruction 'tex.2d.v4.f32.f32'",
+            "tld4.r.2d.v4.f32.f32 {%f1, %f1, %f1, %f1}, [%rd1, {%f1, %f1}];",
+            "Unsupported instruction 'tld4.r.2d.v4.f32.f32'",
         ),
         (
             "ld.global.foo.u32 %r1, [%rd1];",

@@ -102,6 +102,7 @@ pub(crate) fn destroy(s: &mut State, ctx: u64, keep: bool) -> Removed {
     s.modules.retain(|_, m| m.ctx != ctx);
     let removed = free_all_of(s, ctx);
     crate::array::context_destroyed(s, ctx);
+    crate::texture::context_destroyed(ctx);
     s.ipc_opened.retain(|(c, _), _| *c != ctx);
     if keep {
         if let Some(c) = s.contexts.get_mut(&ctx) {

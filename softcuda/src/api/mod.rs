@@ -40,6 +40,7 @@ pub mod pool_ipc;
 pub mod proc;
 pub mod stream;
 pub mod tensor_map;
+pub mod texture;
 pub mod unimplemented;
 pub mod vmm;
 

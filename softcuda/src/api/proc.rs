@@ -8,6 +8,7 @@
 
 use super::launch_ex::*;
 use super::tensor_map::*;
+use super::texture::*;
 use super::{array::*, green::*, library::*, link::*};
 use super::{context::*, device::*, graph::*, init::*, memory::*, module::*, stream::*};
 use super::{external::*, ipc::*, managed::*, pool::*, pool_ipc::*, vmm::*};
@@ -111,6 +112,14 @@ exports! {
     "cuMipmappedArrayGetLevel" @ 5000 => cuMipmappedArrayGetLevel,
     "cuMipmappedArrayDestroy" @ 5000 => cuMipmappedArrayDestroy,
     "cuMipmappedArrayGetMemoryRequirements" @ 11060 => cuMipmappedArrayGetMemoryRequirements,
+    "cuTexObjectCreate" @ 5000 => cuTexObjectCreate,
+    "cuTexObjectDestroy" @ 5000 => cuTexObjectDestroy,
+    "cuTexObjectGetResourceDesc" @ 5000 => cuTexObjectGetResourceDesc,
+    "cuTexObjectGetTextureDesc" @ 5000 => cuTexObjectGetTextureDesc,
+    "cuTexObjectGetResourceViewDesc" @ 5000 => cuTexObjectGetResourceViewDesc,
+    "cuSurfObjectCreate" @ 5000 => cuSurfObjectCreate,
+    "cuSurfObjectDestroy" @ 5000 => cuSurfObjectDestroy,
+    "cuSurfObjectGetResourceDesc" @ 5000 => cuSurfObjectGetResourceDesc,
     "cuMemcpyHtoA" @ 3020 => cuMemcpyHtoA_v2,
     "cuMemcpyHtoAAsync" @ 3020 => cuMemcpyHtoAAsync_v2,
     "cuMemcpyAtoH" @ 3020 => cuMemcpyAtoH_v2,

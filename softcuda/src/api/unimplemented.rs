@@ -127,16 +127,8 @@ unimplemented_functions! {
     cuStreamWaitValue64_v2
     cuStreamWriteValue32_v2
     cuStreamWriteValue64_v2
-    cuSurfObjectCreate
-    cuSurfObjectDestroy
-    cuSurfObjectGetResourceDesc
     cuSurfRefGetArray
     cuSurfRefSetArray
-    cuTexObjectCreate
-    cuTexObjectDestroy
-    cuTexObjectGetResourceDesc
-    cuTexObjectGetResourceViewDesc
-    cuTexObjectGetTextureDesc
     cuTexRefCreate
     cuTexRefDestroy
     cuTexRefGetAddressMode

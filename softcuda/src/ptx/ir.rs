@@ -701,6 +701,72 @@ pub(crate) enum Op {
     },
     /// `membar` / `fence`: a host memory fence.
     Fence,
+    /// `tex`, `txq`, `suld`, `sust`, `suq`: the index into `Program::tex`.
+    Tex {
+        site: u32,
+    },
+}
+
+/// What a texture or surface instruction does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TexOp {
+    /// `tex[.level]`: a fetch (`lod` is the level operand, or NO_REG).
+    Fetch,
+    /// `txq.<query>`.
+    Txq(TexQuery),
+    /// `suld.b`.
+    Suld,
+    /// `sust.b`.
+    Sust,
+    /// `suq.<query>`.
+    Suq(TexQuery),
+}
+
+/// `txq` / `suq` queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TexQuery {
+    Width,
+    Height,
+    Depth,
+    ChannelDataType,
+    ChannelOrder,
+    NormalizedCoords,
+    FilterMode,
+    AddrMode(u8),
+    ArraySize,
+    NumMipmapLevels,
+    NumSamples,
+}
+
+/// Out-of-range handling of surface accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SurfClamp {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+/// A texture or surface instruction's operands (`Op::Tex`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TexSite {
+    pub op: TexOp,
+    /// Dimensions addressed (1, 2 or 3), not counting the layer.
+    pub dims: u8,
+    /// `a1d`/`a2d`: the first coordinate is the layer.
+    pub layered: bool,
+    /// The register holding the handle.
+    pub handle: Reg,
+    /// Coordinates (the layer first when layered); NO_REG past the last.
+    pub coords: [Reg; 4],
+    /// Float coordinates (`tex ... .f32`); integer otherwise.
+    pub fcoords: bool,
+    /// Destinations (`tex`, `suld`, queries) or sources (`sust`); NO_REG past the last.
+    pub vals: [Reg; 4],
+    /// `tex`: the result type; `suld`/`sust`: the `.bN` element type.
+    pub ty: Ty,
+    /// `tex.level`'s level of detail, or NO_REG.
+    pub lod: Reg,
+    pub clamp: SurfClamp,
 }
 
 /// An operation with its guard predicate.
@@ -770,6 +836,8 @@ pub(crate) struct Program {
     pub funcs: Vec<Func>,
     pub calls: Vec<CallSite>,
     pub shared: Vec<SharedVar>,
+    /// Texture and surface instruction sites (`Op::Tex`).
+    pub tex: Vec<TexSite>,
 }
 
 #[cfg(test)]

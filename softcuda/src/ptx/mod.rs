@@ -56,6 +56,7 @@ pub mod link;
 mod log;
 mod parse;
 mod printf;
+pub mod sampler;
 
 pub use exec::lanes::{enabled as lane_engine_enabled, set_enabled as set_lane_engine};
 pub use exec::{
@@ -351,6 +352,20 @@ pub trait DeviceMemory: Sync {
     fn race(&self, race: &Race<'_>) {
         let _ = race;
     }
+
+    /// The texture object `handle` names, if it is a live one this kernel may use
+    /// (`tex`, `txq`); otherwise the fetch fails with
+    /// [`LaunchError::IllegalAddress`] at the handle. The default knows none.
+    fn texture(&self, handle: u64) -> Option<std::sync::Arc<sampler::TexView>> {
+        let _ = handle;
+        None
+    }
+
+    /// The surface object `handle` names, likewise (`suld`, `sust`, `suq`).
+    fn surface(&self, handle: u64) -> Option<std::sync::Arc<sampler::TexView>> {
+        let _ = handle;
+        None
+    }
 }
 
 /// [`DeviceMemory::checks`]: shadow the block's shared memory and report hazards
@@ -493,6 +508,12 @@ pub enum AccessSpace {
     Local,
     /// The kernel parameters.
     Param,
+    /// A texture object (`addr` is the handle): a handle that names none, or one
+    /// whose array was destroyed.
+    Texture,
+    /// A surface object (`addr` is the handle): as for textures, or an access
+    /// out of range with `.trap`.
+    Surface,
 }
 
 /// A memory access that stopped a launch, with where it happened: see

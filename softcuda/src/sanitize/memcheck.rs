@@ -87,6 +87,8 @@ fn space_name(s: AccessSpace) -> &'static str {
         AccessSpace::Shared => "__shared__",
         AccessSpace::Local => "__local__",
         AccessSpace::Param => "__param__",
+        AccessSpace::Texture => "texture",
+        AccessSpace::Surface => "surface",
     }
 }
 
@@ -162,6 +164,12 @@ pub fn access(f: &Fault<'_>, live: Option<Block>) {
     ));
     if f.misaligned {
         lines.push(format!("    Address {:#x} is misaligned", f.addr));
+    } else if matches!(f.space, AccessSpace::Texture | AccessSpace::Surface) {
+        let surface = f.space == AccessSpace::Surface;
+        lines.push(format!(
+            "    {}",
+            crate::texture::describe_fault(f.addr, surface)
+        ));
     } else if f.space == AccessSpace::Param {
         lines.push(format!(
             "    Address {:#x} is in the kernel parameters, which are read-only",

@@ -468,6 +468,14 @@ impl crate::ptx::DeviceMemory for KernelMemory {
     fn sync_fault(&self, fault: &crate::ptx::SyncFault<'_>) {
         crate::sanitize::synccheck::sync_fault(fault);
     }
+
+    fn texture(&self, handle: u64) -> Option<Arc<crate::ptx::sampler::TexView>> {
+        crate::texture::view(handle, false, |c| c == self.ctx || self.peers.contains(&c))
+    }
+
+    fn surface(&self, handle: u64) -> Option<Arc<crate::ptx::sampler::TexView>> {
+        crate::texture::view(handle, true, |c| c == self.ctx || self.peers.contains(&c))
+    }
 }
 
 thread_local! {
@@ -588,6 +596,10 @@ pub struct LiveCounts {
     pub arrays: usize,
     /// Mipmapped arrays (`cuMipmappedArrayCreate`) not yet destroyed.
     pub mipmapped_arrays: usize,
+    /// Texture objects (`cuTexObjectCreate`) not yet destroyed.
+    pub textures: usize,
+    /// Surface objects (`cuSurfObjectCreate`) not yet destroyed.
+    pub surfaces: usize,
     /// Memory opened with `cuIpcOpenMemHandle` and not yet closed: mappings of other
     /// processes' allocations, and (context, allocation) pairs of this process's
     /// own (not counted among `allocations`).
@@ -617,6 +629,7 @@ pub fn live_counts() -> LiveCounts {
     let (imported_pools, pool_imports) = crate::ipc::pool::live_counts();
     // The arrays' lock, a leaf, on its own.
     let (arrays, mipmapped_arrays) = crate::array::live_counts();
+    let (textures, surfaces) = crate::texture::live_counts();
     let s = state();
     let m = memory();
     let count = |pred: fn(&AllocKind) -> bool| m.values().filter(|a| pred(&a.kind)).count();
@@ -643,6 +656,8 @@ pub fn live_counts() -> LiveCounts {
         green_contexts: s.green.live(),
         arrays,
         mipmapped_arrays,
+        textures,
+        surfaces,
         ipc_memory: ipc_imports + s.ipc_opened.len(),
         ipc_events: s.events.values().filter(|e| e.ipc_imported()).count(),
         imported_pools,

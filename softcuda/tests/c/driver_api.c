@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     CHECK(cuGraphDestroy(graph));
     CUmemoryPool pool;
     CHECK(cuDeviceGetDefaultMemPool(&pool, 0));
-    EXPECT(cuTexObjectDestroy(0) == CUDA_ERROR_NOT_SUPPORTED);
+    EXPECT(cuMulticastCreate(NULL, NULL) == CUDA_ERROR_NOT_SUPPORTED);
 
     CHECK(cuEventDestroy(start));
     CHECK(cuEventDestroy(stop));

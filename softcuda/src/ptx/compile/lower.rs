@@ -576,6 +576,7 @@ impl Fcx<'_> {
             }
             "ld" | "ldu" | "st" => self.ldst(mn == "st", m, i, post)?,
             "atom" | "red" => self.atom(mn == "red", m, i, post)?,
+            "tex" | "txq" | "suld" | "sust" | "suq" => self.texture(mn, m, i)?,
             "bra" => {
                 m.ignore(&["uni"]);
                 let o = self.operands(i, 1)?;

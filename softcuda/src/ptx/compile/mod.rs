@@ -23,6 +23,7 @@ mod inst;
 mod kernel;
 mod lower;
 mod operands;
+mod texture;
 
 use kernel::kernel_info;
 
@@ -82,14 +83,9 @@ const UNSUPPORTED_TYPES: [&str; 14] = [
 ];
 
 /// Known PTX instructions the interpreter does not implement (for a clearer message).
-const UNSUPPORTED_INSTS: [&str; 36] = [
-    "tex",
+const UNSUPPORTED_INSTS: [&str; 31] = [
     "tld4",
-    "txq",
-    "suld",
-    "sust",
     "sured",
-    "suq",
     "mma",
     "wmma",
     "ldmatrix",

@@ -74,6 +74,17 @@ pub(super) fn report_fault(cx: &Ctx, t: &Thread, shared_len: usize, e: &LaunchEr
             (AccessKind::Write, *space, ty.bytes() * u32::from(*n))
         }
         Some(Op::Atom { space, ty, .. }) => (AccessKind::Atomic, *space, ty.bytes()),
+        Some(&Op::Tex { site }) => {
+            // A texture or surface object, or the device memory a linear texture reads.
+            let Some((kind, space, len)) = super::texture::fault_kind(cx, t, site, addr) else {
+                return;
+            };
+            if space != AccessSpace::Global {
+                report(cx, t, kind, space, len, addr, 0, 0, misaligned);
+                return;
+            }
+            (kind, MemSpace::Global, len)
+        }
         _ => return, // not an access (`mapa`, a conditional handle, `printf`)
     };
     let (sp, off) = resolve(space, addr);
@@ -84,6 +95,22 @@ pub(super) fn report_fault(cx: &Ctx, t: &Thread, shared_len: usize, e: &LaunchEr
         MemSpace::Const => (AccessSpace::Const, 0),
         MemSpace::Global | MemSpace::Generic => (AccessSpace::Global, 0),
     };
+    report(cx, t, kind, space, len, addr, off, space_len, misaligned);
+}
+
+/// Hands the fault of thread `t` to the driver's hook.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    cx: &Ctx,
+    t: &Thread,
+    kind: AccessKind,
+    space: AccessSpace,
+    len: u32,
+    addr: u64,
+    off: u64,
+    space_len: u64,
+    misaligned: bool,
+) {
     let func = cx.prog.funcs.get(t.func as usize);
     let fault = Fault {
         kernel: &cx.kernel.name,

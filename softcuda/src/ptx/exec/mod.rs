@@ -45,6 +45,7 @@ mod checks;
 pub(crate) mod lanes;
 mod memory;
 mod race;
+mod texture;
 mod thread;
 mod warp;
 
@@ -246,6 +247,8 @@ struct RegionCache {
     next: usize,
     /// Memory of the launch itself (a cooperative grid's workspace).
     own: (u64, u64),
+    /// Texture and surface objects looked up in this launch: (handle, surface, view).
+    tex: Vec<(u64, bool, std::sync::Arc<super::sampler::TexView>)>,
 }
 
 impl RegionCache {
@@ -254,6 +257,7 @@ impl RegionCache {
             ranges: [(1, 0); 4],
             next: 0,
             own: (1, 0),
+            tex: Vec::new(),
         }
     }
 

@@ -737,6 +737,14 @@ pub(super) fn run_thread(
                     stop!(Stop::ClusterWait);
                 }
             }
+            &Op::Tex { site } => {
+                let Some(s) = cx.prog.tex.get(site as usize) else {
+                    return Err(LaunchError::IllegalInstruction("bad texture site".into()));
+                };
+                if let Err(e) = super::texture::run(cx, cache, t, base, pc, s) {
+                    fail!(e);
+                }
+            }
         }
         pc += 1;
     }
