@@ -29,8 +29,8 @@ driver="${GPU_CHECK_DRIVER:-system}"
 case "$driver" in system | soft) ;; *) echo "GPU_CHECK_DRIVER is system or soft, not '$driver'" >&2; exit 2 ;; esac
 
 # The test binaries of the GPU suite and the examples; the benchmark is `launch`.
-SUITES=(context safe_layer memory soundness graph softcuda_kernels libsoftcuda launch_ex pool managed link library tensor_map vmm external green ipc)
-EXAMPLES=(device_info vector_add jit_log streams_events graph_capture cluster_launch cooperative_reduce managed_memory multi_gpu topology growable_vector external_memory green_contexts ipc)
+SUITES=(context safe_layer memory soundness graph softcuda_kernels libsoftcuda launch_ex pool managed link library tensor_map vmm external green ipc textures)
+EXAMPLES=(device_info vector_add jit_log streams_events graph_capture cluster_launch cooperative_reduce managed_memory multi_gpu topology growable_vector external_memory green_contexts ipc textures)
 
 die() { echo "gpu-check: $*" >&2; exit 1; }
 

@@ -25,8 +25,8 @@ cd "$repo"
 # libsoftcuda, real_driver, nvml), compile_fail, the fault sweep, the device pool and
 # the stress suite (many threads or thousands of cases: minutes under valgrind;
 # they have their own leak checks through softcuda's live-object counts).
-crate_suites=${MEMCHECK_SUITES-"context safe_layer memory soundness graph pool managed link library tensor_map launch_ex softcuda softcuda_kernels peer topology debug_tools fault_midway fault_recovery vmm external green ipc"}
-softcuda_suites=${MEMCHECK_SOFTCUDA_SUITES-"driver soundness sticky_errors graph pool link library tensor_map launch_ex launch_limits c_program ptx_kernels peer_access vmm green_context ipc"}
+crate_suites=${MEMCHECK_SUITES-"context safe_layer memory soundness graph pool managed link library tensor_map launch_ex softcuda softcuda_kernels peer topology debug_tools fault_midway fault_recovery vmm external green ipc textures"}
+softcuda_suites=${MEMCHECK_SOFTCUDA_SUITES-"driver soundness sticky_errors graph pool link library tensor_map launch_ex launch_limits c_program ptx_kernels peer_access vmm green_context ipc arrays array_copies textures surfaces"}
 
 command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >&2; exit 2; }
 

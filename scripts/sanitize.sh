@@ -29,11 +29,13 @@ mkdir -p "$logs"
 # softcuda's C-ABI suites of sticky errors, invalid and double frees, peer access
 # refused, out-of-cluster shared reads, stale addresses, kernels and copies
 # reaching reserved but unmapped virtual memory, `cuMemFree` of memory opened
-# from another process (refused: it is closed, not freed), and frees of imported
-# pool pointers one too many or not at their start.
+# from another process (refused: it is closed, not freed), frees of imported
+# pool pointers one too many or not at their start, and texture and surface
+# accesses through dead handles, destroyed arrays and out-of-range `.trap` forms.
 DELIBERATE="oxicuda-driver:fault_recovery oxicuda-driver:device_pool oxicuda-driver:peer
 oxicuda-driver:soundness softcuda:driver softcuda:graph softcuda:peer_access softcuda:soundness
-softcuda:sticky_errors softcuda:launch_ex softcuda:sanitize softcuda:vmm softcuda:ipc softcuda:pool_ipc"
+softcuda:sticky_errors softcuda:launch_ex softcuda:sanitize softcuda:vmm softcuda:ipc softcuda:pool_ipc
+softcuda:textures softcuda:surfaces"
 
 status=0
 for pkg in oxicuda-driver softcuda; do

@@ -102,11 +102,19 @@ pub enum Kind {
     IpcMemory,
     /// Another process's pool allocation imported here (`cuMemPoolImportPointer`).
     PoolImports,
+    /// A CUDA array (`cuArray3DCreate`).
+    Arrays,
+    /// A mipmapped array (`cuMipmappedArrayCreate`).
+    MipmappedArrays,
+    /// A texture object (`cuTexObjectCreate`).
+    Textures,
+    /// A surface object (`cuSurfObjectCreate`).
+    Surfaces,
 }
 
 impl Kind {
     /// Every kind, in report order.
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 26] = [
         Kind::Contexts,
         Kind::PrimaryRetains,
         Kind::Streams,
@@ -129,6 +137,10 @@ impl Kind {
         Kind::GreenContexts,
         Kind::IpcMemory,
         Kind::PoolImports,
+        Kind::Arrays,
+        Kind::MipmappedArrays,
+        Kind::Textures,
+        Kind::Surfaces,
     ];
 
     /// A short name for reports.
@@ -156,6 +168,10 @@ impl Kind {
             Kind::GreenContexts => "green context",
             Kind::IpcMemory => "opened IPC memory",
             Kind::PoolImports => "imported pool allocation",
+            Kind::Arrays => "array",
+            Kind::MipmappedArrays => "mipmapped array",
+            Kind::Textures => "texture object",
+            Kind::Surfaces => "surface object",
         }
     }
 }
@@ -381,7 +397,9 @@ handles!(
     crate::sys::CUgraphExec,
     crate::sys::CUexternalMemory,
     crate::sys::CUexternalSemaphore,
-    crate::sys::CUgreenCtx
+    crate::sys::CUgreenCtx,
+    crate::sys::CUarray,
+    crate::sys::CUmipmappedArray
 );
 
 impl Handle for u64 {

@@ -148,6 +148,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 mod activity;
+pub mod array;
 pub mod context;
 pub mod device;
 #[cfg(feature = "multi-gpu")]
@@ -183,6 +184,7 @@ pub mod stream;
 pub mod sys;
 pub mod table;
 pub mod tensor_map;
+pub mod texture;
 #[cfg(feature = "multi-gpu")]
 pub mod topology;
 pub mod trace;

@@ -413,7 +413,7 @@ ordered_views!(DeviceSlice, DeviceSliceMut);
 /// queued there, and a pageable copy's last DMA, never outlive the call — so the
 /// buffer's free, queued on its own stream, comes after them).
 #[inline(always)]
-fn in_stream_order(
+pub(crate) fn in_stream_order(
     driver: &'static Driver,
     order: Option<CUstream>,
     mark: Option<&Mark>,
@@ -434,7 +434,7 @@ fn in_stream_order(
 /// was loaded): after a synchronous device-to-device copy or memset, which the driver
 /// leaves queued there, so that work on any stream queued after the call sees it.
 #[inline(never)]
-fn default_stream_done(driver: &'static Driver) -> Result<(), CudaError> {
+pub(crate) fn default_stream_done(driver: &'static Driver) -> Result<(), CudaError> {
     let sync = driver.table().cuStreamSynchronize()?;
     // SAFETY: the default stream of the current context.
     check(crate::wait::retry_relaxed(driver, || unsafe {

@@ -243,7 +243,8 @@ impl Module<'_> {
     ///   writes `.u32` for `int`), so it is part of this promise;
     /// - dereferences no address it derives from a value parameter or reads from
     ///   memory, and touches no memory but those slices, its own shared and local
-    ///   memory, and its module's variables;
+    ///   memory, its module's variables, and the arrays of its texture and surface
+    ///   parameters (through them);
     /// - passes to `cudaGraphSetConditional` only a parameter declared
     ///   [`ConditionalHandle`](crate::graph::ConditionalHandle) (never a number: the
     ///   device runtime trusts the handle it is given).
@@ -255,6 +256,12 @@ impl Module<'_> {
     ///   with that descriptor only, stages each access in shared memory that holds what
     ///   one access of `L` writes, and stores through the map only when it is declared
     ///   `TensorMapOut<L>` (see [`TensorLayout`](crate::tensor_map::TensorLayout)).
+    /// - for a parameter declared [`Texture<E>`](crate::texture::Texture) or
+    ///   [`Surface<E>`](crate::texture::Surface), is correct for every object over an
+    ///   array of `E`s (any shape, read mode, filtering and addressing): it uses a
+    ///   texture handle only in texture instructions (`tex`, `tld4`, `txq`) and a
+    ///   surface handle only in surface instructions (`suld`, `sust`, `suq`), stores
+    ///   only through a `Surface<E>`, and never uses either handle as an address.
     ///
     /// A kernel that takes its bounds from a plain value parameter (`n` declared
     /// `u32`) cannot keep this: safe code may pass any `n`. Take them from the slices

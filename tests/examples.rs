@@ -468,6 +468,30 @@ fn green_contexts_with_no_driver_chosen_split_the_sms_on_softcuda() {
     );
 }
 
+#[test]
+fn textures_with_no_driver_chosen_sample_and_store_on_softcuda() {
+    if oxicuda_driver::init().is_ok() {
+        eprintln!("a GPU is present: textures runs on it, not on softcuda");
+        return;
+    }
+    let out = run_unchosen("textures");
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(s.contains("driver: softcuda"), "{s}");
+    assert!(
+        s.contains("upscaled a 64x48 RGBA image to 128x96 with bilinear filtering"),
+        "{s}"
+    );
+    assert!(
+        s.contains("surface: 4096 counters incremented twice by a kernel, 0 wrong"),
+        "{s}"
+    );
+    assert!(
+        s.contains("textures: the sampled image and the stored counters match the CPU"),
+        "{s}"
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn ipc_with_no_driver_chosen_shares_memory_between_two_processes_on_softcuda() {

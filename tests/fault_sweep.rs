@@ -41,6 +41,7 @@
 mod common;
 
 use common::driver;
+use oxicuda_driver::array::ArrayShape;
 use oxicuda_driver::event::{Interprocess, NoTiming, Timing};
 use oxicuda_driver::external::{Binary, Timeline};
 use oxicuda_driver::graph::{CaptureMode, ConditionalKind};
@@ -58,6 +59,7 @@ use oxicuda_driver::sys::{
     CUtensorMapDataType as Dt,
 };
 use oxicuda_driver::tensor_map::{TensorKind, TensorLayout, TensorMap};
+use oxicuda_driver::texture::TextureDesc;
 use oxicuda_driver::{Context, CudaError, CurrentContext, Driver, DriverOptions, PrimaryContext};
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -2018,6 +2020,173 @@ fn rows() -> Vec<Row> {
                 let sem = unsafe { cur.import_external_semaphore::<Binary>(fd)? };
                 arm();
                 drop(sem);
+                Ok(())
+            }
+        ),
+        // --- arrays, textures and surfaces -----------------------------------------------
+        ctx!(
+            "CurrentContext::array",
+            "cuArray3DCreate",
+            CUDA_ERROR_OUT_OF_MEMORY,
+            |cur, arm| {
+                arm();
+                unit(cur.array::<f32>(ArrayShape::d2(16, 8)))
+            }
+        ),
+        ctx!(
+            "CurrentContext::storage_array",
+            "cuArray3DCreate",
+            CUDA_ERROR_OUT_OF_MEMORY,
+            |cur, arm| {
+                arm();
+                unit(cur.storage_array::<[u8; 4]>(ArrayShape::d1(64)))
+            }
+        ),
+        ctx!(
+            "CurrentContext::mipmapped_array",
+            [
+                ("cuMipmappedArrayCreate", CUDA_ERROR_OUT_OF_MEMORY),
+                ("cuMipmappedArrayGetLevel", CUDA_ERROR_INVALID_VALUE)
+            ],
+            |cur, arm| {
+                arm();
+                unit(cur.mipmapped_array::<f32>(ArrayShape::d2(16, 8), 3))
+            }
+        ),
+        ctx!(
+            "Array::copy_from_host",
+            "cuMemcpy3D",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let mut a = cur.array::<f32>(ArrayShape::d2(16, 8))?;
+                arm();
+                a.copy_from_host(&[1.0; 128])
+            }
+        ),
+        ctx!(
+            "Array::to_vec",
+            "cuMemcpy3D",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let a = cur.array::<f32>(ArrayShape::d3(4, 4, 4))?;
+                arm();
+                unit(a.to_vec())
+            }
+        ),
+        ctx!(
+            "Array::copy_to",
+            [
+                ("cuMemcpy3D", CUDA_ERROR_INVALID_VALUE),
+                ("cuStreamSynchronize", CUDA_ERROR_ILLEGAL_ADDRESS)
+            ],
+            |cur, arm| {
+                let a = cur.array::<u32>(ArrayShape::d1(64))?;
+                let mut b = cur.alloc_zeros::<u32>(64)?;
+                arm();
+                a.copy_to(&mut b)
+            }
+        ),
+        ctx!(
+            "Array::copy_from",
+            "cuMemcpy3D",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let mut a = cur.array::<u32>(ArrayShape::d1(64))?;
+                let b = cur.alloc_zeros::<u32>(64)?;
+                arm();
+                a.copy_from(&b)
+            }
+        ),
+        ctx!(
+            "MipLevelMut::copy_from_host",
+            "cuMemcpy3D",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let mut m = cur.mipmapped_array::<f32>(ArrayShape::d2(8, 8), 2)?;
+                let mut level = m.level_mut(1)?;
+                arm();
+                level.copy_from_host(&[2.0; 16])
+            }
+        ),
+        ctx!(
+            "Array::drop",
+            [
+                ("cuCtxSynchronize", CUDA_ERROR_INVALID_CONTEXT),
+                ("cuArrayDestroy", CUDA_ERROR_INVALID_VALUE)
+            ],
+            Swallowed,
+            |cur, arm| {
+                let a = cur.array::<f32>(ArrayShape::d2(16, 8))?;
+                arm();
+                drop(a);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "MipmappedArray::drop",
+            "cuMipmappedArrayDestroy",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |cur, arm| {
+                let m = cur.mipmapped_array::<f32>(ArrayShape::d2(16, 8), 2)?;
+                arm();
+                drop(m);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "Array::texture",
+            "cuTexObjectCreate",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let a = cur.array::<f32>(ArrayShape::d2(16, 8))?;
+                arm();
+                unit(a.texture(&TextureDesc::default()))
+            }
+        ),
+        ctx!(
+            "MipmappedArray::texture",
+            "cuTexObjectCreate",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let m = cur.mipmapped_array::<f32>(ArrayShape::d2(16, 8), 2)?;
+                arm();
+                unit(m.texture(&TextureDesc::default()))
+            }
+        ),
+        ctx!(
+            "Array::surface",
+            "cuSurfObjectCreate",
+            CUDA_ERROR_INVALID_VALUE,
+            |cur, arm| {
+                let mut a = cur.storage_array::<u32>(ArrayShape::d2(16, 8))?;
+                arm();
+                unit(a.surface())
+            }
+        ),
+        ctx!(
+            "TextureObject::drop",
+            "cuTexObjectDestroy",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |cur, arm| {
+                let a = cur.array::<f32>(ArrayShape::d2(16, 8))?;
+                let t = a.texture(&TextureDesc::default())?;
+                arm();
+                drop(t);
+                Ok(())
+            }
+        ),
+        ctx!(
+            "SurfaceObject::drop",
+            "cuSurfObjectDestroy",
+            CUDA_ERROR_INVALID_VALUE,
+            Swallowed,
+            |cur, arm| {
+                let mut a = cur.storage_array::<u32>(ArrayShape::d2(16, 8))?;
+                let s = a.surface()?;
+                arm();
+                drop(s);
                 Ok(())
             }
         ),
