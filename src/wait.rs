@@ -93,3 +93,36 @@ pub(crate) fn context_settled(driver: &'static Driver, ctx: CUcontext) -> bool {
 pub(crate) fn abandoned(e: &CudaError) -> bool {
     e.is_sticky() && e.code() != Some(CUresult::CUDA_ERROR_EXTERNAL_DEVICE)
 }
+
+/// Releases handle `raw` of context `ctx` (counted as `kind` by the leak tracker)
+/// with `destroy` — `None` where the driver lacks the function — once the context's
+/// work is done ([`context_settled`]): the `Drop` of a value whose handle queued work
+/// may still use (an array, a texture or surface object). A wait that fails leaves
+/// the handle alive and logs it (a leak, never a release under running work); a
+/// refused release is logged and leaves it counted.
+///
+/// # Safety
+///
+/// The caller owns `raw`, and nothing of this crate uses it after this.
+pub(crate) unsafe fn release_settled<H: crate::leaks::Handle + core::fmt::Debug>(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    kind: crate::leaks::Kind,
+    raw: H,
+    destroy: Option<unsafe extern "C" fn(H) -> CUresult>,
+) {
+    if !context_settled(driver, ctx) {
+        tracing::error!(?raw, %kind, "could not wait for its context's work; leaving it alive");
+        return;
+    }
+    let Some(destroy) = destroy else {
+        return;
+    };
+    // SAFETY: the caller owns `raw`; the work that may use it is done (settled above).
+    let r = retry_relaxed(driver, || unsafe { destroy(raw) });
+    if check(r).is_err() {
+        tracing::warn!(?r, ?raw, %kind, "its release failed");
+    } else {
+        crate::leaks::destroyed(kind, raw);
+    }
+}

@@ -256,24 +256,16 @@ copy::array_copies!(writes MipLevelMut<'m, E>, ['m, E: ArrayElement]);
 
 impl<E: ArrayElement, U: Usage> Drop for MipmappedArray<'_, E, U> {
     fn drop(&mut self) {
-        if !crate::wait::context_settled(self.driver, self.ctx) {
-            tracing::error!(
-                raw = ?self.raw,
-                "could not wait for the work of a mipmapped array's context; leaving it allocated"
-            );
-            return;
-        }
-        let Ok(destroy) = self.driver.table().cuMipmappedArrayDestroy() else {
-            return;
-        };
-        let raw = self.raw;
         // SAFETY: this value owns the mipmapped array; no level, texture or surface of
-        // it exists (they borrow it) and its context's work is done.
-        let r = crate::wait::retry_relaxed(self.driver, || unsafe { destroy(raw) });
-        if check(r).is_err() {
-            tracing::warn!(?r, "cuMipmappedArrayDestroy failed");
-        } else {
-            crate::leaks::destroyed(crate::leaks::Kind::MipmappedArrays, raw);
+        // it exists (they borrow it).
+        unsafe {
+            crate::wait::release_settled(
+                self.driver,
+                self.ctx,
+                crate::leaks::Kind::MipmappedArrays,
+                self.raw,
+                self.driver.table().cuMipmappedArrayDestroy().ok(),
+            )
         }
     }
 }

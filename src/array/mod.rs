@@ -399,24 +399,16 @@ copy::array_copies!(writes Array<'ctx, E, U>, ['ctx, E: ArrayElement, U: Usage])
 
 impl<E: ArrayElement, U: Usage> Drop for Array<'_, E, U> {
     fn drop(&mut self) {
-        if !crate::wait::context_settled(self.driver, self.ctx) {
-            tracing::error!(
-                raw = ?self.raw,
-                "could not wait for the work of an array's context; leaving it allocated"
-            );
-            return;
-        }
-        let Ok(destroy) = self.driver.table().cuArrayDestroy() else {
-            return;
-        };
-        let raw = self.raw;
         // SAFETY: this value owns the array; no texture or surface of it exists (they
-        // borrow it) and its context's work is done (settled above).
-        let r = crate::wait::retry_relaxed(self.driver, || unsafe { destroy(raw) });
-        if check(r).is_err() {
-            tracing::warn!(?r, "cuArrayDestroy failed");
-        } else {
-            crate::leaks::destroyed(crate::leaks::Kind::Arrays, raw);
+        // borrow it).
+        unsafe {
+            crate::wait::release_settled(
+                self.driver,
+                self.ctx,
+                crate::leaks::Kind::Arrays,
+                self.raw,
+                self.driver.table().cuArrayDestroy().ok(),
+            )
         }
     }
 }

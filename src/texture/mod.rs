@@ -299,48 +299,16 @@ impl<'a, E: ArrayElement> TextureObject<'a, E> {
 
 impl<E: ArrayElement> Drop for TextureObject<'_, E> {
     fn drop(&mut self) {
-        destroy_object(
-            self.driver,
-            self.ctx,
-            self.raw,
-            crate::leaks::Kind::Textures,
-            false,
-        );
-    }
-}
-
-/// Destroys texture (`surface` false) or surface object `raw` of context `ctx`
-/// after the context's work: the `Drop` of both objects.
-pub(crate) fn destroy_object(
-    driver: &'static Driver,
-    ctx: CUcontext,
-    raw: u64,
-    kind: crate::leaks::Kind,
-    surface: bool,
-) {
-    if !crate::wait::context_settled(driver, ctx) {
-        tracing::error!(
-            raw,
-            "could not wait for the work of a texture or surface's context; leaving it alive"
-        );
-        return;
-    }
-    let table = driver.table();
-    let destroy = if surface {
-        table.cuSurfObjectDestroy()
-    } else {
-        table.cuTexObjectDestroy()
-    };
-    let Ok(destroy) = destroy else {
-        return;
-    };
-    // SAFETY: the caller's value owns the object; the context's work that may use it
-    // is done (settled above) and nothing uses it after this.
-    let r = crate::wait::retry_relaxed(driver, || unsafe { destroy(raw) });
-    if check(r).is_err() {
-        tracing::warn!(?r, "destroying a texture or surface object failed");
-    } else {
-        crate::leaks::destroyed(kind, raw);
+        // SAFETY: this value owns the object, and nothing uses it after this.
+        unsafe {
+            crate::wait::release_settled(
+                self.driver,
+                self.ctx,
+                crate::leaks::Kind::Textures,
+                self.raw,
+                self.driver.table().cuTexObjectDestroy().ok(),
+            )
+        }
     }
 }
 

@@ -75,12 +75,15 @@ impl<'a, E: ArrayElement> SurfaceObject<'a, E> {
 
 impl<E: ArrayElement> Drop for SurfaceObject<'_, E> {
     fn drop(&mut self) {
-        super::destroy_object(
-            self.driver,
-            self.ctx,
-            self.raw,
-            crate::leaks::Kind::Surfaces,
-            true,
-        );
+        // SAFETY: this value owns the object, and nothing uses it after this.
+        unsafe {
+            crate::wait::release_settled(
+                self.driver,
+                self.ctx,
+                crate::leaks::Kind::Surfaces,
+                self.raw,
+                self.driver.table().cuSurfObjectDestroy().ok(),
+            )
+        }
     }
 }
