@@ -306,6 +306,54 @@ fn control_flow_matches_the_reference() {
     }
 }
 
+/// Narrow and sign-extending loads, a register both read and written, and guards
+/// that hold for every lane of a block without being known alike (the lane
+/// engine's whole-block column loops and their per-lane fallbacks).
+#[test]
+fn column_paths_match_the_reference() {
+    for body in [
+        "ld.global.s8 %r4, [%rd11+1]; cvt.u64.u32 %rd4, %r4;",
+        "ld.global.u8 %r4, [%rd12+7]; cvt.u64.u32 %rd4, %r4;",
+        "ld.global.s16 %r4, [%rd13+2]; cvt.u64.u32 %rd4, %r4;",
+        "ld.global.s32 %r4, [%rd11+4]; cvt.u64.u32 %rd4, %r4;",
+        "ld.global.f32 %f4, [%rd12]; mov.b32 %r4, %f4; cvt.u64.u32 %rd4, %r4;",
+        "ld.global.u64 %rd4, [%rd13]; add.u64 %rd4, %rd4, %rd4;",
+        "mov.u64 %rd4, %rd1; mul.lo.u64 %rd4, %rd4, %rd2; sub.u64 %rd4, %rd3, %rd4;",
+        "setp.lt.u32 %p4, %r10, 100000; mov.u64 %rd4, %rd1;\n\
+         @%p4 add.u64 %rd4, %rd4, %rd2;\n@!%p4 add.u64 %rd4, %rd4, %rd3;",
+        "setp.ne.u32 %p4, %r10, 7; mov.u64 %rd4, %rd1;\n@%p4 xor.b64 %rd4, %rd4, %rd2;",
+    ] {
+        same(body);
+    }
+}
+
+/// Shared loads of every width (signed ones widened) and shared stores, by every
+/// thread of a block at once: each thread reads its neighbour's value.
+#[test]
+fn whole_block_shared_accesses_match_the_reference() {
+    let body = "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r4, %r2, %r3, %r1;\n\
+        ld.param.u32 %r5, [pn];\nsetp.lt.u32 %p1, %r4, %r5;\nmul.wide.u32 %rd1, %r4, 8;\n\
+        ld.param.u64 %rd2, [pa];\nadd.s64 %rd2, %rd2, %rd1;\nmov.u64 %rd3, 0;\n@%p1 ld.global.u64 %rd3, [%rd2];\n\
+        mul.wide.u32 %rd4, %r1, 8;\nmov.u64 %rd5, buf;\nadd.s64 %rd5, %rd5, %rd4;\nst.shared.u64 [%rd5], %rd3;\n\
+        st.shared.u8 [%rd5+6], %r4;\nbar.sync 0;\n\
+        xor.b32 %r6, %r1, 1;\nmul.wide.u32 %rd6, %r6, 8;\nmov.u64 %rd7, buf;\nadd.s64 %rd7, %rd7, %rd6;\n\
+        ld.shared.s8 %r7, [%rd7+1];\nld.shared.s16 %r8, [%rd7+2];\nld.shared.u32 %r9, [%rd7+4];\nld.shared.u64 %rd8, [%rd7];\n\
+        ld.shared.s8 %rd9, [%rd7+6];\n\
+        cvt.u64.u32 %rd10, %r7;\nxor.b64 %rd8, %rd8, %rd10;\ncvt.u64.u32 %rd10, %r8;\nshl.b64 %rd10, %rd10, 8;\n\
+        xor.b64 %rd8, %rd8, %rd10;\ncvt.u64.u32 %rd10, %r9;\nshl.b64 %rd10, %rd10, 16;\nxor.b64 %rd8, %rd8, %rd10;\n\
+        add.u64 %rd8, %rd8, %rd9;\n\
+        @!%p1 bra OUT;\nld.param.u64 %rd11, [po];\nadd.s64 %rd11, %rd11, %rd1;\nst.global.u64 [%rd11], %rd8;\nOUT:\nret;";
+    let ptx = entry(".shared .align 8 .b8 buf[1024];", body);
+    let mut rng = Rng(7);
+    for round in 0..3 {
+        let ins: [Vec<u64>; 3] =
+            std::array::from_fn(|_| (0..THREADS).map(|_| rng.value()).collect());
+        let lanes = run(&ptx, &ins, false, 128);
+        let reference = run(&ptx, &ins, true, 128);
+        assert_eq!(lanes, reference, "round {round}");
+    }
+}
+
 /// Barriers, shared memory, atomics and early exits, over whole blocks: a block
 /// sums its threads' values through shared memory (tree reduction with
 /// `bar.sync`), counts odd values with a shared atomic, and a global atomic adds

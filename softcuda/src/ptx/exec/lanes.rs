@@ -171,6 +171,8 @@ pub(super) struct Lanes {
     /// The group's lanes whose guard holds.
     guarded: Vec<u32>,
     shared: Vec<u8>,
+    /// A copy of a register column an operation both reads and writes.
+    tmp: Vec<u64>,
 }
 
 /// Which lanes an operation runs for.
@@ -332,13 +334,21 @@ pub(super) fn run_block(
             }
         } else if inst.guard != NO_REG {
             guarded.clear();
-            let g = inst.guard as usize * n;
-            group.each(|l| {
-                if (s.regs[g + l] != 0) != inst.neg {
-                    guarded.push(l as u32);
+            // Every lane of the block: a guard that holds for all runs the
+            // operation as an unguarded one.
+            match whole.then(|| lanecols::guarded(&s.regs, n, inst.guard, inst.neg, &mut guarded)) {
+                Some(Some(true)) => {}
+                Some(Some(false)) => group = Group::Some(&guarded),
+                _ => {
+                    let g = inst.guard as usize * n;
+                    group.each(|l| {
+                        if (s.regs[g + l] != 0) != inst.neg {
+                            guarded.push(l as u32);
+                        }
+                    });
+                    group = Group::Some(&guarded);
                 }
-            });
-            group = Group::Some(&guarded);
+            }
         }
         let unguarded = matches!(group, Group::All(_));
         let (srcs, dsts) = operands(&inst.op);
@@ -884,7 +894,7 @@ fn diverge(s: &mut Lanes, act: &mut Vec<u32>, n: usize, all: bool, cpc: u32) {
 /// Whether an access of `len` bytes at `addr` lies inside `hot` (memory the launch
 /// may touch) and is aligned: then it needs no other check.
 #[inline(always)]
-fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
+pub(super) fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
     let len = u64::from(len);
     addr >= hot.0 && addr.checked_add(len).is_some_and(|e| e <= hot.1) && addr & (len - 1) == 0
 }
@@ -911,6 +921,38 @@ fn step(
             regs[$x as usize * n + $l]
         };
     }
+    // Every lane `0..n` runs: the operand columns may be taken as slices
+    // (`lanecols`), one check per operation instead of one per lane.
+    let whole = matches!(group, Group::All(k) if k == n);
+    let tmp = &mut s.tmp;
+    // `d = e` of sources `x` (registers `a`...) for every lane of the group: over
+    // columns for the whole block, else lane by lane.
+    macro_rules! map {
+        ($d:expr, |$x:ident = $a:ident| $e:expr) => {
+            if !(whole && lanecols::map1(regs, tmp, n, $d, $a, |$x| $e)) {
+                lanes!(|l| r!($d, l) = {
+                    let $x = r!($a, l);
+                    $e
+                });
+            }
+        };
+        ($d:expr, |$x:ident = $a:ident, $y:ident = $b:ident| $e:expr) => {
+            if !(whole && lanecols::map2(regs, tmp, n, $d, [$a, $b], |$x, $y| $e)) {
+                lanes!(|l| r!($d, l) = {
+                    let ($x, $y) = (r!($a, l), r!($b, l));
+                    $e
+                });
+            }
+        };
+        ($d:expr, |$x:ident = $a:ident, $y:ident = $b:ident, $z:ident = $c:ident| $e:expr) => {
+            if !(whole && lanecols::map3(regs, tmp, n, $d, [$a, $b, $c], |$x, $y, $z| $e)) {
+                lanes!(|l| r!($d, l) = {
+                    let ($x, $y, $z) = (r!($a, l), r!($b, l), r!($c, l));
+                    $e
+                });
+            }
+        };
+    }
     // The body, for every lane of the group: loops written out, not a closure
     // called per lane.
     macro_rules! lanes {
@@ -933,7 +975,10 @@ fn step(
     match &inst.op {
         Op::Nop => {}
         Op::Fence => fence(Ordering::SeqCst),
-        &Op::Mov { d, a, bits } => lanes!(|l| r!(d, l) = r!(a, l) & mask(u32::from(bits))),
+        &Op::Mov { d, a, bits } => {
+            let m = mask(u32::from(bits));
+            map!(d, |x = a| x & m);
+        }
         &Op::Special { d, sr } => {
             let [bx, by, _] = cx.block;
             let mut t = Thread::default();
@@ -950,10 +995,15 @@ fn step(
             );
             if uniform {
                 let v = special(cx, &t, sr);
-                lanes!(|l| r!(d, l) = v);
+                match regs.get_mut(d as usize * n..(d as usize + 1) * n) {
+                    Some(col) if whole => col.fill(v),
+                    _ => lanes!(|l| r!(d, l) = v),
+                }
             } else {
                 if let (Sreg::Tid(0), true) = (sr, bx == cx.nthreads) {
-                    lanes!(|l| r!(d, l) = l as u64);
+                    if !(whole && lanecols::iota(regs, n, d)) {
+                        lanes!(|l| r!(d, l) = l as u64);
+                    }
                     return Ok(Flow::Next);
                 }
                 lanes!(|l| {
@@ -1009,10 +1059,7 @@ fn step(
             // `tests/lane_engine.rs` compares), the rest through it.
             macro_rules! bin {
                 (|$x:ident, $y:ident| $e:expr) => {
-                    lanes!(|l| r!(d, l) = {
-                        let ($x, $y) = (r!(a, l), r!(b, l));
-                        $e
-                    })
+                    map!(d, |$x = a, $y = b| $e)
                 };
             }
             const M32: u64 = 0xffff_ffff;
@@ -1040,15 +1087,13 @@ fn step(
                 }
             }
         }
-        &Op::IntUn { op, ty, d, a } => lanes!(|l| r!(d, l) = arith::int_un(op, ty, r!(a, l))),
+        &Op::IntUn { op, ty, d, a } => map!(d, |x = a| arith::int_un(op, ty, x)),
         &Op::Int3 { op, ty, d, a, b, c } => match (op, ty.bits) {
-            (Int3Op::MadLo, 32) => lanes!(|l| {
-                r!(d, l) = r!(a, l).wrapping_mul(r!(b, l)).wrapping_add(r!(c, l)) & 0xffff_ffff
-            }),
-            (Int3Op::MadLo, 64) => {
-                lanes!(|l| r!(d, l) = r!(a, l).wrapping_mul(r!(b, l)).wrapping_add(r!(c, l)));
+            (Int3Op::MadLo, 32) => {
+                map!(d, |x = a, y = b, z = c| x.wrapping_mul(y).wrapping_add(z) & 0xffff_ffff);
             }
-            _ => lanes!(|l| r!(d, l) = arith::int3(op, ty, r!(a, l), r!(b, l), r!(c, l))),
+            (Int3Op::MadLo, 64) => map!(d, |x = a, y = b, z = c| x.wrapping_mul(y).wrapping_add(z)),
+            _ => map!(d, |x = a, y = b, z = c| arith::int3(op, ty, x, y, z)),
         },
         &Op::Bfi {
             bits,
@@ -1060,9 +1105,7 @@ fn step(
         } => lanes!(|l| {
             r!(d, l) = arith::bfi(u32::from(bits), r!(a, l), r!(b, l), r!(pos, l), r!(len, l))
         }),
-        &Op::Prmt { d, a, b, c } => {
-            lanes!(|l| r!(d, l) = arith::prmt(r!(a, l), r!(b, l), r!(c, l)))
-        }
+        &Op::Prmt { d, a, b, c } => map!(d, |x = a, y = b, z = c| arith::prmt(x, y, z)),
         &Op::Shf {
             left,
             clamp,
@@ -1070,10 +1113,8 @@ fn step(
             a,
             b,
             c,
-        } => lanes!(|l| r!(d, l) = arith::shf(left, clamp, r!(a, l), r!(b, l), r!(c, l))),
-        &Op::Lop3 { d, a, b, c, lut } => {
-            lanes!(|l| r!(d, l) = arith::lop3(r!(a, l), r!(b, l), r!(c, l), lut));
-        }
+        } => map!(d, |x = a, y = b, z = c| arith::shf(left, clamp, x, y, z)),
+        &Op::Lop3 { d, a, b, c, lut } => map!(d, |x = a, y = b, z = c| arith::lop3(x, y, z, lut)),
         &Op::Float {
             op,
             f64,
@@ -1087,15 +1128,15 @@ fn step(
             // (`arith::out32`); f64 ones as they are.
             macro_rules! f32op {
                 ($op:tt) => {
-                    lanes!(|l| r!(d, l) = {
-                        let v = f32::from_bits(r!(a, l) as u32) $op f32::from_bits(r!(b, l) as u32);
+                    map!(d, |x = a, y = b| {
+                        let v = f32::from_bits(x as u32) $op f32::from_bits(y as u32);
                         if v.is_nan() { 0x7fff_ffff } else { u64::from(v.to_bits()) }
                     })
                 };
             }
             macro_rules! f64op {
                 ($op:tt) => {
-                    lanes!(|l| r!(d, l) = (f64::from_bits(r!(a, l)) $op f64::from_bits(r!(b, l))).to_bits())
+                    map!(d, |x = a, y = b| (f64::from_bits(x) $op f64::from_bits(y)).to_bits())
                 };
             }
             match (op, f64, ftz || sat) {
@@ -1105,7 +1146,7 @@ fn step(
                 (FOp::Add, true, false) => f64op!(+),
                 (FOp::Sub, true, false) => f64op!(-),
                 (FOp::Mul, true, false) => f64op!(*),
-                _ => lanes!(|l| r!(d, l) = arith::float_bin(op, f64, ftz, sat, r!(a, l), r!(b, l))),
+                _ => map!(d, |x = a, y = b| arith::float_bin(op, f64, ftz, sat, x, y)),
             }
         }
         &Op::FloatUn {
@@ -1115,7 +1156,7 @@ fn step(
             sat,
             d,
             a,
-        } => lanes!(|l| r!(d, l) = arith::float_un(op, f64, ftz, sat, r!(a, l))),
+        } => map!(d, |x = a| arith::float_un(op, f64, ftz, sat, x)),
         &Op::Fma {
             f64,
             ftz,
@@ -1125,21 +1166,19 @@ fn step(
             b,
             c,
         } => match (f64, ftz || sat) {
-            (false, false) => lanes!(|l| r!(d, l) = {
-                let v = f32::from_bits(r!(a, l) as u32).mul_add(
-                    f32::from_bits(r!(b, l) as u32),
-                    f32::from_bits(r!(c, l) as u32),
-                );
+            (false, false) => map!(d, |x = a, y = b, z = c| {
+                let v = f32::from_bits(x as u32)
+                    .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32));
                 if v.is_nan() {
                     0x7fff_ffff
                 } else {
                     u64::from(v.to_bits())
                 }
             }),
-            (true, false) => lanes!(|l| r!(d, l) = f64::from_bits(r!(a, l))
-                .mul_add(f64::from_bits(r!(b, l)), f64::from_bits(r!(c, l)))
+            (true, false) => map!(d, |x = a, y = b, z = c| f64::from_bits(x)
+                .mul_add(f64::from_bits(y), f64::from_bits(z))
                 .to_bits()),
-            _ => lanes!(|l| r!(d, l) = arith::fma(f64, ftz, sat, r!(a, l), r!(b, l), r!(c, l))),
+            _ => map!(d, |x = a, y = b, z = c| arith::fma(f64, ftz, sat, x, y, z)),
         },
         &Op::FloatDir {
             op,
@@ -1151,7 +1190,7 @@ fn step(
             a,
             b,
         } => {
-            lanes!(|l| { r!(d, l) = arith::float_dir(op, f64, ftz, sat, rnd, r!(a, l), r!(b, l)) })
+            map!(d, |x = a, y = b| arith::float_dir(op, f64, ftz, sat, rnd, x, y))
         }
         &Op::Fma32Dir {
             ftz,
@@ -1162,7 +1201,7 @@ fn step(
             b,
             c,
         } => {
-            lanes!(|l| { r!(d, l) = arith::fma32_dir(ftz, sat, rnd, r!(a, l), r!(b, l), r!(c, l)) })
+            map!(d, |x = a, y = b, z = c| arith::fma32_dir(ftz, sat, rnd, x, y, z))
         }
         &Op::MadCc {
             mode,
@@ -1178,7 +1217,7 @@ fn step(
             });
         }
         &Op::Testp { t: tp, f64, d, a } => {
-            lanes!(|l| r!(d, l) = u64::from(arith::testp(tp, f64, r!(a, l))));
+            map!(d, |x = a| u64::from(arith::testp(tp, f64, x)));
         }
         &Op::Setp {
             cmp,
@@ -1194,10 +1233,7 @@ fn step(
             // 32-bit integer compares into one predicate.
             macro_rules! cmp {
                 (|$x:ident, $y:ident| $e:expr) => {
-                    lanes!(|l| r!(p, l) = {
-                        let ($x, $y) = (r!(a, l), r!(b, l));
-                        u64::from($e)
-                    })
+                    map!(p, |$x = a, $y = b| u64::from($e))
                 };
             }
             match (cmp, ty.is_signed()) {
@@ -1209,11 +1245,20 @@ fn step(
                 (Cmp::Ge | Cmp::Hs, false) => cmp!(|x, y| (x as u32) >= (y as u32)),
                 (Cmp::Gt | Cmp::Hi, false) => cmp!(|x, y| (x as u32) > (y as u32)),
                 (Cmp::Le | Cmp::Ls, false) => cmp!(|x, y| (x as u32) <= (y as u32)),
-                _ => lanes!(
-                    |l| r!(p, l) = u64::from(arith::compare(cmp, ty, ftz, r!(a, l), r!(b, l)))
-                ),
+                _ => map!(p, |x = a, y = b| u64::from(arith::compare(cmp, ty, ftz, x, y))),
             }
         }
+        &Op::Setp {
+            cmp,
+            ty,
+            ftz,
+            bop: BoolOp::None,
+            p,
+            q,
+            a,
+            b,
+            c: _,
+        } if q == NO_REG => map!(p, |x = a, y = b| u64::from(arith::compare(cmp, ty, ftz, x, y))),
         &Op::Setp {
             cmp,
             ty,
@@ -1237,23 +1282,21 @@ fn step(
                 r!(q, l) = u64::from(w);
             }
         }),
-        &Op::Selp { d, a, b, c } => {
-            lanes!(|l| r!(d, l) = if r!(c, l) != 0 { r!(a, l) } else { r!(b, l) });
-        }
+        &Op::Selp { d, a, b, c } => map!(d, |x = a, y = b, z = c| if z != 0 { x } else { y }),
         &Op::Ext {
             d,
             a,
             from,
             signed,
             to,
-        } => lanes!(|l| {
-            let v = if signed {
-                sext(r!(a, l), u32::from(from)) as u64
+        } => {
+            let (fm, tm) = (mask(u32::from(from)), mask(u32::from(to)));
+            if signed {
+                map!(d, |x = a| sext(x, u32::from(from)) as u64 & tm);
             } else {
-                r!(a, l) & mask(u32::from(from))
-            };
-            r!(d, l) = v & mask(u32::from(to))
-        }),
+                map!(d, |x = a| x & fm & tm);
+            }
+        }
         &Op::Cvt {
             dty,
             sty,
@@ -1263,7 +1306,7 @@ fn step(
             dbits,
             d,
             a,
-        } => lanes!(|l| r!(d, l) = arith::cvt(dty, sty, rnd, sat, ftz, u32::from(dbits), r!(a, l))),
+        } => map!(d, |x = a| arith::cvt(dty, sty, rnd, sat, ftz, u32::from(dbits), x)),
         &Op::Cvta {
             to,
             space,
@@ -1277,8 +1320,7 @@ fn step(
                 MemSpace::KParam => PARAM_WIN,
                 _ => 0,
             };
-            lanes!(|l| {
-                let v = r!(a, l);
+            map!(d, |v = a| {
                 let out = if win == 0 {
                     v
                 } else if to {
@@ -1286,7 +1328,7 @@ fn step(
                 } else {
                     v.wrapping_add(win)
                 };
-                r!(d, l) = if bits32 { out & 0xffff_ffff } else { out }
+                if bits32 { out & 0xffff_ffff } else { out }
             });
         }
         &Op::Isspacep { space, d, a } => lanes!(|l| {
@@ -1313,6 +1355,24 @@ fn step(
             let hot = &mut s.hot;
             let global = matches!(space, MemSpace::Global | MemSpace::Generic);
             let sh = *space == MemSpace::Shared;
+            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, global, *k, a) {
+                // As `extend`: sign-extended to `dbits` or kept as read.
+                let db = u32::from(*dbits);
+                let sext = (ty.is_signed() && ty.bits() < db).then(|| mask(db));
+                let at = (d[0], r, off as i64 as u64);
+                lanecols::rehot(hot, cache, regs, n, at, len);
+                if lanecols::load(regs, tmp, n, *hot, at, size, sext) {
+                    return Ok(Flow::Next);
+                }
+            }
+            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, sh, *k, a) {
+                let db = u32::from(*dbits);
+                let sext = (ty.is_signed() && ty.bits() < db).then(|| mask(db));
+                let at = (d[0], r, off as i64 as u64);
+                if lanecols::load_shared(regs, tmp, n, shared, at, size, sext) {
+                    return Ok(Flow::Next);
+                }
+            }
             lanes!(|l| {
                 let addr = addr_of(cx, regs, n, l, a);
                 if global && fast(*hot, addr, len) {
@@ -1354,6 +1414,18 @@ fn step(
             let hot = &mut s.hot;
             let global = matches!(space, MemSpace::Global | MemSpace::Generic);
             let sh = *space == MemSpace::Shared;
+            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, global, *k, a) {
+                let at = (src[0], r, off as i64 as u64);
+                lanecols::rehot(hot, cache, regs, n, at, len);
+                if lanecols::store(regs, n, *hot, at, size) {
+                    return Ok(Flow::Next);
+                }
+            }
+            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, sh, *k, a)
+                && lanecols::store_shared(regs, n, shared, (src[0], r, off as i64 as u64), size)
+            {
+                return Ok(Flow::Next);
+            }
             lanes!(|l| {
                 let addr = addr_of(cx, regs, n, l, a);
                 if global && fast(*hot, addr, len) {

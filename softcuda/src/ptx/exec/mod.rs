@@ -42,6 +42,7 @@ use super::{
 };
 
 mod checks;
+mod lanecols;
 pub(crate) mod lanes;
 mod memory;
 mod race;

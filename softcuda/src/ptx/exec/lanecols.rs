@@ -1,0 +1,330 @@
+//! The lane engine's per-operation loops over whole register columns: when an
+//! operation runs for every lane `0..n` of a block (the common, converged case),
+//! its registers are taken once as slices of `n` lanes (register `r` at
+//! `r * n..(r + 1) * n`), so that the loop over the lanes is one tight loop with no
+//! bounds check per lane, which the compiler can vectorise.
+//!
+//! Each function returns false, having done nothing, where it cannot take the
+//! columns (a register out of range): the caller then runs its per-lane loop,
+//! which is the reference for what these compute.
+
+use super::RegionCache;
+use super::lanes::fast;
+use super::memory::{host_read, host_write, rd, wr};
+use crate::ptx::ir::Reg;
+
+/// Column `r` (lanes `0..n`) of `regs`, or `None` if out of range.
+#[inline(always)]
+fn col(regs: &[u64], n: usize, r: Reg) -> Option<&[u64]> {
+    let start = (r as usize).checked_mul(n)?;
+    regs.get(start..start.checked_add(n)?)
+}
+
+/// The destination column `d`, mutable, and the source columns `srcs`, read-only:
+/// a source that is `d` itself is read from a copy in `tmp` (the result of lane
+/// `l` depends only on lane `l`'s sources, so reading the old values is what the
+/// per-lane loop does). `None` if a register is out of range.
+#[inline(always)]
+fn split<'a, const K: usize>(
+    regs: &'a mut [u64],
+    tmp: &'a mut Vec<u64>,
+    n: usize,
+    d: Reg,
+    srcs: [Reg; K],
+) -> Option<(&'a mut [u64], [&'a [u64]; K])> {
+    let start = (d as usize).checked_mul(n)?;
+    let end = start.checked_add(n)?;
+    if end > regs.len() {
+        return None;
+    }
+    if srcs.contains(&d) {
+        tmp.clear();
+        tmp.extend_from_slice(regs.get(start..end)?);
+    }
+    let (lo, rest) = regs.split_at_mut(start);
+    let (dst, hi) = rest.split_at_mut(n);
+    let (lo, hi, tmp): (&[u64], &[u64], &[u64]) = (lo, hi, tmp);
+    let mut out: [&[u64]; K] = [&[]; K];
+    for (o, &s) in out.iter_mut().zip(&srcs) {
+        *o = match (s as usize).cmp(&(d as usize)) {
+            std::cmp::Ordering::Less => col(lo, n, s)?,
+            std::cmp::Ordering::Equal => tmp,
+            std::cmp::Ordering::Greater => col(hi, n, s - d - 1)?,
+        };
+    }
+    Some((dst, out))
+}
+
+/// `d[l] = f(a[l])` for every lane.
+#[inline(always)]
+pub(super) fn map1(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    d: Reg,
+    a: Reg,
+    f: impl Fn(u64) -> u64,
+) -> bool {
+    let Some((dst, [a])) = split(regs, tmp, n, d, [a]) else {
+        return false;
+    };
+    for (o, &x) in dst.iter_mut().zip(a) {
+        *o = f(x);
+    }
+    true
+}
+
+/// `d[l] = f(a[l], b[l])` for every lane.
+#[inline(always)]
+pub(super) fn map2(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    d: Reg,
+    [a, b]: [Reg; 2],
+    f: impl Fn(u64, u64) -> u64,
+) -> bool {
+    let Some((dst, [a, b])) = split(regs, tmp, n, d, [a, b]) else {
+        return false;
+    };
+    for ((o, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
+    }
+    true
+}
+
+/// `d[l] = f(a[l], b[l], c[l])` for every lane.
+#[inline(always)]
+pub(super) fn map3(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    d: Reg,
+    [a, b, c]: [Reg; 3],
+    f: impl Fn(u64, u64, u64) -> u64,
+) -> bool {
+    let Some((dst, [a, b, c])) = split(regs, tmp, n, d, [a, b, c]) else {
+        return false;
+    };
+    for (((o, &x), &y), &z) in dst.iter_mut().zip(a).zip(b).zip(c) {
+        *o = f(x, y, z);
+    }
+    true
+}
+
+/// `d[l] = l` for every lane.
+pub(super) fn iota(regs: &mut [u64], n: usize, d: Reg) -> bool {
+    let start = (d as usize).saturating_mul(n);
+    let Some(dst) = regs.get_mut(start..start.saturating_add(n)) else {
+        return false;
+    };
+    for (l, o) in dst.iter_mut().enumerate() {
+        *o = l as u64;
+    }
+    true
+}
+
+/// Whether, for every lane, `a[l] + off` is the address of an access of `len`
+/// bytes inside `hot` and aligned (the engine's `fast` check, for all lanes at
+/// once).
+#[inline(always)]
+fn all_fast(hot: (u64, u64), a: &[u64], off: u64, len: u32) -> bool {
+    let len = u64::from(len);
+    // An aligned access of `len` (a power of two) bytes that starts inside
+    // `[lo, hi - len]` ends inside `hot`.
+    let Some(last) = hot.1.checked_sub(len) else {
+        return false;
+    };
+    let Some(span) = last.checked_sub(hot.0) else {
+        return false;
+    };
+    // `p` in `[lo, last]` is `p - lo <= span` (wrapping): one compare a lane.
+    let (mut out, mut bits) = (false, 0u64);
+    for &x in a {
+        let p = x.wrapping_add(off);
+        out |= p.wrapping_sub(hot.0) > span;
+        bits |= p;
+    }
+    !out && bits & (len - 1) == 0
+}
+
+/// A global load of `size` bytes at `a[l] + off` into `d[l]` for every lane, each
+/// value sign-extended from `size` bytes and masked to `sext` (bits kept) where
+/// that is given, when every access is inside `hot` (memory the launch may touch)
+/// and aligned. False, having done nothing, otherwise.
+#[inline(always)]
+pub(super) fn load(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    hot: (u64, u64),
+    (d, a, off): (Reg, Reg, u64),
+    size: u32,
+    sext: Option<u64>,
+) -> bool {
+    let Some((dst, [a])) = split(regs, tmp, n, d, [a]) else {
+        return false;
+    };
+    if !all_fast(hot, a, off, size) {
+        return false;
+    }
+    // The accesses are checked; `host_read` of each (one width per loop).
+    macro_rules! go {
+        ($size:literal) => {
+            if let Some(keep) = sext {
+                let sh = 64 - 8 * $size;
+                for (o, &x) in dst.iter_mut().zip(a) {
+                    let v = host_read(x.wrapping_add(off), $size);
+                    *o = (((v << sh) as i64 >> sh) as u64) & keep;
+                }
+            } else {
+                for (o, &x) in dst.iter_mut().zip(a) {
+                    *o = host_read(x.wrapping_add(off), $size);
+                }
+            }
+        };
+    }
+    match size {
+        4 => go!(4),
+        8 => go!(8),
+        2 => go!(2),
+        1 => go!(1),
+        _ => return false,
+    }
+    true
+}
+
+/// A global store of `size` bytes of `v[l]` at `a[l] + off` for every lane, in
+/// lane order, when every access is inside `hot` and aligned. False, having done
+/// nothing, otherwise.
+#[inline(always)]
+pub(super) fn store(
+    regs: &[u64],
+    n: usize,
+    hot: (u64, u64),
+    (v, a, off): (Reg, Reg, u64),
+    size: u32,
+) -> bool {
+    let (Some(v), Some(a)) = (col(regs, n, v), col(regs, n, a)) else {
+        return false;
+    };
+    if !all_fast(hot, a, off, size) {
+        return false;
+    }
+    macro_rules! go {
+        ($size:literal) => {
+            for (&x, &p) in v.iter().zip(a) {
+                host_write(p.wrapping_add(off), $size, x);
+            }
+        };
+    }
+    match size {
+        4 => go!(4),
+        8 => go!(8),
+        2 => go!(2),
+        1 => go!(1),
+        _ => return false,
+    }
+    true
+}
+
+/// The lanes `0..n` whose guard (register `g`, negated if `neg`) holds, into
+/// `out` (empty on entry): `Some(true)`, `out` left empty, if it holds for every
+/// lane; `None` if the register is out of range.
+pub(super) fn guarded(
+    regs: &[u64],
+    n: usize,
+    g: Reg,
+    neg: bool,
+    out: &mut Vec<u32>,
+) -> Option<bool> {
+    let c = col(regs, n, g)?;
+    // Counted first (a loop the compiler vectorises): most guards hold for all
+    // lanes or for none (a branch over a kernel's body).
+    match c.iter().filter(|&&v| (v != 0) != neg).count() {
+        0 => {}
+        h if h == n => return Some(true),
+        _ => out.extend(
+            (0..n as u32)
+                .zip(c)
+                .filter(|&(_, &v)| (v != 0) != neg)
+                .map(|(l, _)| l),
+        ),
+    }
+    Some(false)
+}
+
+/// Before a whole-block access at register `at.1` plus `at.2`: if lane 0's
+/// address is outside `hot`, the cached range holding it (if any) becomes `hot`
+/// (the range the per-lane loop would switch to at lane 0).
+#[inline(always)]
+pub(super) fn rehot(
+    hot: &mut (u64, u64),
+    cache: &RegionCache,
+    regs: &[u64],
+    n: usize,
+    at: (Reg, Reg, u64),
+    len: u32,
+) {
+    if let Some(&v) = regs.get(at.1 as usize * n) {
+        let a0 = v.wrapping_add(at.2);
+        if !fast(*hot, a0, len)
+            && let Some(r) = cache.range_of(a0)
+        {
+            *hot = r;
+        }
+    }
+}
+
+/// A shared load of `size` bytes at `a[l] + off` into `d[l]` for every lane (as
+/// [`load`], `sext` the same), when every access is inside `shared` and aligned.
+/// False, having done nothing, otherwise.
+#[inline(always)]
+pub(super) fn load_shared(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    shared: &[u8],
+    (d, a, off): (Reg, Reg, u64),
+    size: u32,
+    sext: Option<u64>,
+) -> bool {
+    let Some((dst, [a])) = split(regs, tmp, n, d, [a]) else {
+        return false;
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) || !all_fast((0, shared.len() as u64), a, off, size) {
+        return false;
+    }
+    let sh = 64 - 8 * size;
+    for (o, &x) in dst.iter_mut().zip(a) {
+        let v = rd(shared, x.wrapping_add(off) as usize, size);
+        *o = match sext {
+            Some(keep) => (((v << sh) as i64 >> sh) as u64) & keep,
+            None => v,
+        };
+    }
+    true
+}
+
+/// A shared store of `size` bytes of `v[l]` at `a[l] + off` for every lane, in
+/// lane order, when every access is inside `shared` and aligned. False, having
+/// done nothing, otherwise.
+#[inline(always)]
+pub(super) fn store_shared(
+    regs: &[u64],
+    n: usize,
+    shared: &mut [u8],
+    (v, a, off): (Reg, Reg, u64),
+    size: u32,
+) -> bool {
+    let (Some(v), Some(a)) = (col(regs, n, v), col(regs, n, a)) else {
+        return false;
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) || !all_fast((0, shared.len() as u64), a, off, size) {
+        return false;
+    }
+    for (&x, &p) in v.iter().zip(a) {
+        wr(shared, p.wrapping_add(off) as usize, size, x);
+    }
+    true
+}
