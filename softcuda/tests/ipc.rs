@@ -9,6 +9,8 @@
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "common/two_process.rs"]
+mod two_process;
 #[path = "common/vmm.rs"]
 mod vmm_common;
 
@@ -18,102 +20,25 @@ use softcuda::api::{managed::*, memory::*, module::*, pool::*, stream::*};
 use softcuda::control;
 use softcuda::types::*;
 use std::ffi::c_void;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufReader, Write};
+use std::process::Child;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use two_process::{DONE, INC, expect_line, finish, hex, reported, unhex};
 use vmm_common::{ctx, destroy, read, write};
 
 /// The child's part (unset in the parent).
 const ROLE: &str = "SOFTCUDA_IPC_ROLE";
 const MEM: &str = "SOFTCUDA_IPC_MEM";
 const EVENT: &str = "SOFTCUDA_IPC_EVENT";
-/// What a child prints last when all went well.
-const DONE: &str = "CHILD OK";
-
-/// Adds 1 to word `i` of `buf` for `i < n`.
-const INC: &str = concat!(
-    ".version 8.0\n.target sm_80\n.address_size 64\n",
-    ".visible .entry inc(.param .u64 inc_buf, .param .u32 inc_n)\n{\n",
-    ".reg .pred %p<2>;\n.reg .b32 %r<7>;\n.reg .b64 %rd<4>;\n",
-    "ld.param.u64 %rd1, [inc_buf];\nld.param.u32 %r1, [inc_n];\n",
-    "mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\n",
-    "mad.lo.s32 %r2, %r2, %r3, %r4;\nsetp.ge.u32 %p1, %r2, %r1;\n@%p1 bra $DONE;\n",
-    "mul.wide.u32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\n",
-    "ld.global.u32 %r5, [%rd3];\nadd.s32 %r6, %r5, 1;\nst.global.u32 [%rd3], %r6;\n",
-    "$DONE:\nret;\n}\n\0"
-);
-
-/// The child's part, if this process is a child; a child gives up (exit status 3)
-/// after a minute, so that a parent never waits forever.
-fn role() -> Option<String> {
-    let r = std::env::var(ROLE).ok()?;
-    std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_secs(60));
-        eprintln!("the child timed out");
-        std::process::exit(3);
-    });
-    Some(r)
-}
-
-fn hex(b: &[u8; 64]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    for (i, x) in b.iter_mut().enumerate() {
-        *x = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
-    }
-    b
+/// Re-runs test `test` as a child in role `role` with `vars`.
+fn spawn_child(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
+    two_process::spawn(test, ROLE, role, vars)
 }
 
 fn env_bytes(var: &str) -> [u8; 64] {
     unhex(&std::env::var(var).unwrap())
-}
-
-/// Re-runs test `test` as a child in role `role` with `vars`; its standard input
-/// and output piped.
-fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(ROLE, role)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
-}
-
-/// Waits for `child`; asserts that it succeeded and reported [`DONE`]; its output.
-#[track_caller]
-fn finish(child: Child) -> String {
-    let o = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "the child failed: {text}");
-    assert!(reported(&text), "no report: {text}");
-    text
-}
-
-/// Reads the child's output up to a line ending in `want` (the test harness may
-/// have begun the line with the test's name); panics at its end.
-fn expect_line(out: &mut impl BufRead, want: &str) {
-    let mut seen = String::new();
-    loop {
-        let mut l = String::new();
-        assert_ne!(out.read_line(&mut l).unwrap(), 0, "no {want:?} in {seen}");
-        if l.trim_end().ends_with(want) {
-            return;
-        }
-        seen.push_str(&l);
-    }
-}
-
-/// Whether the child's output `text` has a line ending in [`DONE`].
-fn reported(text: &str) -> bool {
-    text.lines().any(|l| l.ends_with(DONE))
 }
 
 fn alloc(size: usize) -> CUdeviceptr {
@@ -248,7 +173,7 @@ fn pattern() -> Vec<u32> {
 #[test]
 fn memory_is_shared_with_another_process() {
     const TEST: &str = "memory_is_shared_with_another_process";
-    if role().as_deref() == Some("importer") {
+    if two_process::role(ROLE).as_deref() == Some("importer") {
         let _g = serial();
         let c = ctx();
         let h = env_bytes(MEM);
@@ -285,7 +210,7 @@ fn memory_is_shared_with_another_process() {
     // The export kept the address, the bytes and the allocation.
     assert_eq!(read(a, N), Ok(pattern()));
     assert_eq!(control::live_counts().allocations, 1);
-    let child = spawn(TEST, "importer", &[(MEM, hex(&h))]);
+    let child = spawn_child(TEST, "importer", &[(MEM, hex(&h))]);
     finish(child);
     let want: Vec<u32> = pattern().iter().map(|v| v + 1).collect();
     assert_eq!(read(a, N), Ok(want), "the child's kernel wrote here");
@@ -306,7 +231,7 @@ unsafe extern "C" fn wait_for_gate(_: *mut c_void) {
 #[test]
 fn an_event_orders_work_across_processes() {
     const TEST: &str = "an_event_orders_work_across_processes";
-    if role().as_deref() == Some("waiter") {
+    if two_process::role(ROLE).as_deref() == Some("waiter") {
         let _g = serial();
         let c = ctx();
         let s = stream();
@@ -357,7 +282,7 @@ fn an_event_orders_work_across_processes() {
         ok(cuMemsetD32Async(a, 7, N, s));
         ok(cuEventRecord(e, s));
     }
-    let mut child = spawn(TEST, "waiter", &[(MEM, hex(&hm)), (EVENT, hex(&he))]);
+    let mut child = spawn_child(TEST, "waiter", &[(MEM, hex(&hm)), (EVENT, hex(&he))]);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let before = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         expect_line(&mut out, "READY");
@@ -386,7 +311,7 @@ fn an_event_orders_work_across_processes() {
 #[test]
 fn an_importer_keeps_the_memory_after_the_exporter_frees_it() {
     const TEST: &str = "an_importer_keeps_the_memory_after_the_exporter_frees_it";
-    if role().as_deref() == Some("keeper") {
+    if two_process::role(ROLE).as_deref() == Some("keeper") {
         let _g = serial();
         let c = ctx();
         let p = open_mem(env_bytes(MEM), 1).unwrap();
@@ -407,7 +332,7 @@ fn an_importer_keeps_the_memory_after_the_exporter_frees_it() {
     let a = alloc(N * 4);
     ok(write(a, &pattern()));
     let h = get_mem(a).unwrap();
-    let mut child = spawn(TEST, "keeper", &[(MEM, hex(&h))]);
+    let mut child = spawn_child(TEST, "keeper", &[(MEM, hex(&h))]);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     expect_line(&mut out, "OPENED");
     ok(free(a));
@@ -424,7 +349,7 @@ fn an_importer_keeps_the_memory_after_the_exporter_frees_it() {
 #[test]
 fn stale_handles_are_refused() {
     const TEST: &str = "stale_handles_are_refused";
-    match role().as_deref() {
+    match two_process::role(ROLE).as_deref() {
         Some("exporter") => {
             // Exports, prints the handles, exits (its files close with it).
             let _g = serial();
@@ -462,7 +387,7 @@ fn stale_handles_are_refused() {
     let _g = serial();
     let c = ctx();
     // A process that has exited.
-    let child = spawn(TEST, "exporter", &[]);
+    let child = spawn_child(TEST, "exporter", &[]);
     let text = finish(child);
     let field = |tag: &str| {
         let l = text
@@ -487,7 +412,7 @@ fn stale_handles_are_refused() {
     let new = get_mem(b).unwrap();
     assert_eq!(fd_of(&old), fd_of(&new), "the descriptor number was reused");
     assert_eq!(open_mem(old, 1), Err(code::INVALID_HANDLE), "same process");
-    let child = spawn(
+    let child = spawn_child(
         TEST,
         "opener",
         &[(MEM, hex(&old)), ("SOFTCUDA_IPC_LIVE", hex(&new))],

@@ -11,6 +11,8 @@
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "common/two_process.rs"]
+mod two_process;
 #[path = "common/vmm.rs"]
 mod vmm_common;
 
@@ -21,9 +23,10 @@ use softcuda::control;
 use softcuda::types::*;
 use std::ffi::c_void;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::ptr::null_mut;
 use std::time::Duration;
+use two_process::{DONE, INC, hex, unhex};
 use vmm_common::{ctx, destroy, read, write};
 
 const ROLE: &str = "SOFTCUDA_POOL_IPC_ROLE";
@@ -31,20 +34,6 @@ const PID: &str = "SOFTCUDA_POOL_IPC_PID";
 const FD: &str = "SOFTCUDA_POOL_IPC_FD";
 const DATA: &str = "SOFTCUDA_POOL_IPC_DATA";
 const DATA2: &str = "SOFTCUDA_POOL_IPC_DATA2";
-const DONE: &str = "CHILD OK";
-
-/// Adds 1 to word `i` of `buf` for `i < n`.
-const INC: &str = concat!(
-    ".version 8.0\n.target sm_80\n.address_size 64\n",
-    ".visible .entry inc(.param .u64 inc_buf, .param .u32 inc_n)\n{\n",
-    ".reg .pred %p<2>;\n.reg .b32 %r<7>;\n.reg .b64 %rd<4>;\n",
-    "ld.param.u64 %rd1, [inc_buf];\nld.param.u32 %r1, [inc_n];\n",
-    "mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmov.u32 %r4, %tid.x;\n",
-    "mad.lo.s32 %r2, %r2, %r3, %r4;\nsetp.ge.u32 %p1, %r2, %r1;\n@%p1 bra $DONE;\n",
-    "mul.wide.u32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\n",
-    "ld.global.u32 %r5, [%rd3];\nadd.s32 %r6, %r5, 1;\nst.global.u32 [%rd3], %r6;\n",
-    "$DONE:\nret;\n}\n\0"
-);
 
 const N: usize = 1000;
 
@@ -52,51 +41,12 @@ fn pattern() -> Vec<u32> {
     (0..N as u32).map(|i| i * 5 + 1).collect()
 }
 
-/// The child's part, if this process is a child; it gives up (exit status 3) after
-/// a minute.
-fn role() -> Option<String> {
-    let r = std::env::var(ROLE).ok()?;
-    std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_secs(60));
-        eprintln!("the child timed out");
-        std::process::exit(3);
-    });
-    Some(r)
-}
-
-fn hex(b: &[u8; 64]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    for (i, x) in b.iter_mut().enumerate() {
-        *x = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
-    }
-    b
+fn spawn_child(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
+    two_process::spawn(test, ROLE, role, vars)
 }
 
 fn env(var: &str) -> String {
     std::env::var(var).unwrap()
-}
-
-fn spawn(test: &str, role: &str, vars: &[(&str, String)]) -> Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(ROLE, role)
-        .stdout(Stdio::piped());
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    c.spawn().unwrap()
-}
-
-#[track_caller]
-fn finish(child: Child) {
-    let o = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "the child failed: {text}");
-    assert!(text.lines().any(|l| l.ends_with(DONE)), "no report: {text}");
 }
 
 fn props(handle_types: u32) -> CUmemPoolProps {
@@ -343,7 +293,7 @@ unsafe extern "C" fn pause(_: CUstream, _: CUresult, _: *mut c_void) {
 #[test]
 fn a_pool_is_shared_with_another_process() {
     const TEST: &str = "a_pool_is_shared_with_another_process";
-    if role().as_deref() == Some("importer") {
+    if two_process::role(ROLE).as_deref() == Some("importer") {
         importer();
         return;
     }
@@ -362,7 +312,7 @@ fn a_pool_is_shared_with_another_process() {
     assert_eq!(export_ptr(a), Ok(data), "the same data again");
     let data2 = export_ptr(b).unwrap();
     assert_ne!(data, data2);
-    let child = spawn(
+    let child = spawn_child(
         TEST,
         "importer",
         &[
@@ -372,7 +322,7 @@ fn a_pool_is_shared_with_another_process() {
             (DATA2, hex(&data2)),
         ],
     );
-    finish(child);
+    two_process::finish(child);
     let want: Vec<u32> = pattern().iter().map(|v| v + 1).collect();
     assert_eq!(read(a, N), Ok(want), "the child's kernel wrote here");
     assert_eq!(
