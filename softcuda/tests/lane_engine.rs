@@ -301,6 +301,16 @@ fn control_flow_matches_the_reference() {
         "mov.u64 %rd4, %rd1;\n@%p1 add.u64 %rd4, %rd4, %rd2;\n@!%p2 xor.b64 %rd4, %rd4, %rd3;",
         // Predicated stores into the output only (the others keep 0).
         "selp.u64 %rd4, %rd1, %rd2, %p2;",
+        // A loop whose guarded branch back splits the group (those looping run
+        // on, the others wait after it).
+        "and.b32 %r4, %r1, 15; mov.u64 %rd4, 0;\nLOOP:\nadd.u64 %rd4, %rd4, %rd2;\n\
+         setp.ne.u32 %p4, %r4, 0; sub.u32 %r4, %r4, 1;\n@%p4 bra LOOP;",
+        // Two splits in a row, each meeting again after its branch.
+        "mov.u64 %rd4, %rd2;\n@%p1 bra A;\nadd.u64 %rd4, %rd1, 3;\nA:\n@%p2 bra B;\n\
+         xor.b64 %rd4, %rd4, %rd3;\nB:",
+        // A split whose running group splits again and partly leaves the kernel.
+        "mov.u64 %rd4, 1;\n@%p1 bra A;\n@%p2 bra DONE;\nadd.u64 %rd4, %rd4, %rd1;\nA:\n\
+         add.u64 %rd4, %rd4, %rd2;",
     ] {
         same(body);
     }
@@ -392,6 +402,59 @@ fn barriers_shared_memory_and_atomics_match_the_reference() {
             .fold(0xdead_beef_u64, |s, &v| s.wrapping_add(v));
         assert_eq!(lanes[0], total, "the sum of every thread's value");
     }
+}
+
+/// Atomics by every thread of a block at once, many to one address, each
+/// returning the old value (the order of the lanes shows in them): shared `add`,
+/// `max`, `cas`, `exch`, `inc`, f32 `add`, one whose destination is its own
+/// address register and a `red`; global `add`s of both widths. Each between
+/// barriers, so that both engines apply one operation in thread order.
+#[test]
+fn whole_block_atomics_match_the_reference() {
+    let body = "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r4, %r2, %r3, %r1;\n\
+        ld.param.u32 %r5, [pn];\nsub.u32 %r6, %r5, 1;\nmin.u32 %r6, %r4, %r6;\n\
+        mul.wide.u32 %rd1, %r6, 8;\nld.param.u64 %rd2, [pa];\nadd.s64 %rd2, %rd2, %rd1;\nld.global.u64 %rd3, [%rd2];\n\
+        setp.lt.u32 %p1, %r1, 24;\nmul.wide.u32 %rd4, %r1, 8;\nmov.u64 %rd5, bins;\nadd.s64 %rd5, %rd5, %rd4;\n\
+        @%p1 st.shared.u64 [%rd5], 0;\nbar.sync 0;\n\
+        cvt.u32.u64 %r7, %rd3;\nand.b32 %r8, %r7, 7;\nshr.u64 %rd6, %rd3, 40;\ncvt.u32.u64 %r9, %rd6;\n\
+        mul.wide.u32 %rd7, %r8, 8;\nmov.u64 %rd8, bins;\nadd.s64 %rd8, %rd8, %rd7;\n\
+        atom.shared.add.u32 %r10, [%rd8], %r9;\nbar.sync 0;\n\
+        atom.shared.max.s32 %r11, [%rd8+4], %r7;\nbar.sync 0;\n\
+        atom.shared.cas.b32 %r12, [%rd8], %r10, %r1;\nbar.sync 0;\n\
+        atom.shared.exch.b64 %rd9, [%rd8+64], %rd3;\nbar.sync 0;\n\
+        mov.u64 %rd10, %rd8;\natom.shared.add.u64 %rd10, [%rd10+64], %rd3;\nbar.sync 0;\n\
+        atom.shared.inc.u32 %r13, [%rd8+4], 100;\nbar.sync 0;\n\
+        cvt.rn.f32.u32 %f1, %r9;\natom.shared.add.f32 %f2, [%rd8+128], %f1;\nbar.sync 0;\n\
+        red.shared.add.u32 [%rd8], 1;\nbar.sync 0;\nld.shared.u32 %r14, [%rd8];\n\
+        ld.param.u64 %rd11, [pb];\nadd.s64 %rd11, %rd11, %rd7;\n\
+        atom.global.add.u64 %rd12, [%rd11], %rd3;\natom.global.add.u32 %r15, [%rd11+64], %r9;\n\
+        xor.b64 %rd9, %rd9, %rd10;\nxor.b64 %rd9, %rd9, %rd12;\n\
+        mov.b64 %rd13, {%r10, %r11};\nxor.b64 %rd9, %rd9, %rd13;\nmov.b64 %rd13, {%r12, %r13};\nshl.b64 %rd13, %rd13, 1;\n\
+        xor.b64 %rd9, %rd9, %rd13;\nmov.b32 %r12, %f2;\nmov.b64 %rd13, {%r14, %r12};\nshl.b64 %rd13, %rd13, 2;\n\
+        xor.b64 %rd9, %rd9, %rd13;\ncvt.u64.u32 %rd13, %r15;\nshl.b64 %rd13, %rd13, 3;\nxor.b64 %rd9, %rd9, %rd13;\n\
+        setp.lt.u32 %p2, %r4, %r5;\n@!%p2 bra END;\n\
+        ld.param.u64 %rd14, [po];\nmul.wide.u32 %rd15, %r4, 8;\nadd.s64 %rd14, %rd14, %rd15;\nst.global.u64 [%rd14], %rd9;\n\
+        END:\nret;";
+    let ptx = entry(".reg .f32 %f<4>;\n.shared .align 8 .b8 bins[192];", body);
+    let mut rng = Rng(11);
+    for round in 0..3 {
+        let ins: [Vec<u64>; 3] =
+            std::array::from_fn(|_| (0..THREADS).map(|_| rng.value()).collect());
+        for block in [128, 64] {
+            let lanes = run(&ptx, &ins, false, block);
+            let reference = run(&ptx, &ins, true, block);
+            assert_eq!(lanes, reference, "round {round}, block {block}");
+        }
+    }
+    // One lane's atomic misaligned: both refuse the launch, with one error.
+    let ptx = entry(
+        ".shared .align 8 .b8 sh[64];",
+        "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 5;\nselp.u32 %r2, 2, 0, %p1;\n\
+         mov.u32 %r3, sh;\nadd.u32 %r3, %r3, %r2;\natom.shared.add.u32 %r4, [%r3], 1;\nret;",
+    );
+    let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+    let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
+    assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
 }
 
 /// Review findings, each a case the two engines once disagreed on.

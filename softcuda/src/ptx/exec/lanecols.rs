@@ -10,14 +10,21 @@
 
 use super::RegionCache;
 use super::lanes::fast;
-use super::memory::{host_read, host_write, rd, wr};
-use crate::ptx::ir::Reg;
+use super::memory::{host_atomic, host_read, host_write, rd, wr};
+use crate::ptx::ir::{AtomOp, NO_REG, Reg, Ty};
 
 /// Column `r` (lanes `0..n`) of `regs`, or `None` if out of range.
 #[inline(always)]
 fn col(regs: &[u64], n: usize, r: Reg) -> Option<&[u64]> {
     let start = (r as usize).checked_mul(n)?;
     regs.get(start..start.checked_add(n)?)
+}
+
+/// Column `r` (lanes `0..n`) of `regs`, mutable, or `None` if out of range.
+#[inline(always)]
+fn col_mut(regs: &mut [u64], n: usize, r: Reg) -> Option<&mut [u64]> {
+    let start = (r as usize).checked_mul(n)?;
+    regs.get_mut(start..start.checked_add(n)?)
 }
 
 /// The destination column `d`, mutable, and the source columns `srcs`, read-only:
@@ -65,6 +72,16 @@ pub(super) fn map1(
     a: Reg,
     f: impl Fn(u64) -> u64,
 ) -> bool {
+    if a == d {
+        // In place: lane `l` reads its own old value before it writes it.
+        let Some(dst) = col_mut(regs, n, d) else {
+            return false;
+        };
+        for o in dst {
+            *o = f(*o);
+        }
+        return true;
+    }
     let Some((dst, [a])) = split(regs, tmp, n, d, [a]) else {
         return false;
     };
@@ -84,6 +101,24 @@ pub(super) fn map2(
     [a, b]: [Reg; 2],
     f: impl Fn(u64, u64) -> u64,
 ) -> bool {
+    // One source the destination itself (a loop counter, an accumulator): in
+    // place, with no copy of the column.
+    if (a == d) != (b == d) {
+        let other = if a == d { b } else { a };
+        let Some((dst, [y])) = split(regs, tmp, n, d, [other]) else {
+            return false;
+        };
+        if a == d {
+            for (o, &y) in dst.iter_mut().zip(y) {
+                *o = f(*o, y);
+            }
+        } else {
+            for (o, &x) in dst.iter_mut().zip(y) {
+                *o = f(x, *o);
+            }
+        }
+        return true;
+    }
     let Some((dst, [a, b])) = split(regs, tmp, n, d, [a, b]) else {
         return false;
     };
@@ -327,4 +362,154 @@ pub(super) fn store_shared(
         wr(shared, p.wrapping_add(off) as usize, size, x);
     }
     true
+}
+
+/// The columns `regs[r * n..][..n]` of the registers an atomic operation reads
+/// (address `a`, operand `b`, the `cas` value `c` if it names one) and writes (`d`
+/// if it names one) are all in range.
+#[inline(always)]
+fn atom_cols(regs: &[u64], n: usize, d: Reg, [a, b, c]: [Reg; 3]) -> bool {
+    [a, b].iter().all(|&r| col(regs, n, r).is_some())
+        && [c, d]
+            .iter()
+            .all(|&r| r == NO_REG || col(regs, n, r).is_some())
+}
+
+/// An atomic operation on shared memory for every lane, in lane order (as the
+/// per-lane loop: lane `l` sees the stores of lanes `0..l`): the value at
+/// `a[l] + off` becomes `f(old, b[l], c[l])` (`c` 0 where it names no register)
+/// and `d[l]` (if `d` names a register) the old value, when every access is
+/// inside `shared` and aligned. False, having done nothing, otherwise.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn atom_shared(
+    regs: &mut [u64],
+    n: usize,
+    shared: &mut [u8],
+    (d, a, off): (Reg, Reg, u64),
+    [b, c]: [Reg; 2],
+    size: u32,
+    f: impl Fn(u64, u64, u64) -> u64,
+) -> bool {
+    if !matches!(size, 1 | 2 | 4 | 8) || !atom_cols(regs, n, d, [a, b, c]) {
+        return false;
+    }
+    if !col(regs, n, a).is_some_and(|a| all_fast((0, shared.len() as u64), a, off, size)) {
+        return false;
+    }
+    let (a, b) = (a as usize * n, b as usize * n);
+    let c = (c != NO_REG).then(|| c as usize * n);
+    let d = (d != NO_REG).then(|| d as usize * n);
+    // Lane `l` reads its sources before it writes `d[l]`, as the per-lane loop
+    // does (`d` may be one of them).
+    // One loop per width.
+    macro_rules! go {
+        ($size:literal) => {
+            for l in 0..n {
+                let o = regs[a + l].wrapping_add(off) as usize;
+                let cv = c.map_or(0, |c| regs[c + l]);
+                let old = rd(shared, o, $size);
+                wr(shared, o, $size, f(old, regs[b + l], cv));
+                if let Some(d) = d {
+                    regs[d + l] = old;
+                }
+            }
+        };
+    }
+    match size {
+        4 => go!(4),
+        8 => go!(8),
+        2 => go!(2),
+        _ => go!(1),
+    }
+    true
+}
+
+/// An atomic operation on global memory for every lane, in lane order, through
+/// `host_atomic` (other blocks run at the same time on other host threads), `d`
+/// as [`atom_shared`], when every access is inside `hot` and aligned. False,
+/// having done nothing, otherwise.
+#[inline(always)]
+pub(super) fn atom_global(
+    regs: &mut [u64],
+    n: usize,
+    hot: (u64, u64),
+    (d, a, off): (Reg, Reg, u64),
+    [b, c]: [Reg; 2],
+    (op, ty): (AtomOp, Ty),
+) -> bool {
+    let size = ty.bytes();
+    if !matches!(size, 4 | 8) || !atom_cols(regs, n, d, [a, b, c]) {
+        return false;
+    }
+    if !col(regs, n, a).is_some_and(|a| all_fast(hot, a, off, size)) {
+        return false;
+    }
+    let (a, b) = (a as usize * n, b as usize * n);
+    let c = (c != NO_REG).then(|| c as usize * n);
+    let d = (d != NO_REG).then(|| d as usize * n);
+    for l in 0..n {
+        let p = regs[a + l].wrapping_add(off);
+        let cv = c.map_or(0, |c| regs[c + l]);
+        let old = host_atomic(p, size, op, ty, regs[b + l], cv);
+        if let Some(d) = d {
+            regs[d + l] = old;
+        }
+    }
+    true
+}
+
+/// `fma.rn` without `.ftz` or `.sat` for every lane: `d[l] = a[l] * b[l] + c[l]`
+/// rounded once, in f32 (a NaN result the canonical `0x7fff_ffff`) or, if
+/// `f64`, in f64, with the processor's FMA instruction. The build targets the
+/// baseline x86-64, where `mul_add` is a library call per lane; this loop is
+/// compiled with FMA enabled and chosen at run time where the processor has it.
+/// False, having done nothing, where it does not (or a register is out of
+/// range): the caller's loop then computes the same bits (a fused multiply-add
+/// has one correctly rounded result).
+#[inline(always)]
+pub(super) fn fma(
+    regs: &mut [u64],
+    tmp: &mut Vec<u64>,
+    n: usize,
+    d: Reg,
+    srcs: [Reg; 3],
+    f64: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        let Some((dst, [a, b, c])) = split(regs, tmp, n, d, srcs) else {
+            return false;
+        };
+        // SAFETY: the processor has FMA (checked just above), the one condition
+        // for calling a function compiled with it enabled.
+        unsafe { fma_hw(dst, a, b, c, f64) };
+        return true;
+    }
+    let _ = (regs, tmp, n, d, srcs, f64);
+    false
+}
+
+/// [`fma`]'s loops, compiled with FMA enabled (`mul_add` becomes one instruction).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn fma_hw(dst: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f64: bool) {
+    let lanes = dst.iter_mut().zip(a).zip(b).zip(c);
+    if f64 {
+        for (((o, &x), &y), &z) in lanes {
+            *o = f64::from_bits(x)
+                .mul_add(f64::from_bits(y), f64::from_bits(z))
+                .to_bits();
+        }
+    } else {
+        for (((o, &x), &y), &z) in lanes {
+            let v = f32::from_bits(x as u32)
+                .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32));
+            *o = if v.is_nan() {
+                0x7fff_ffff
+            } else {
+                u64::from(v.to_bits())
+            };
+        }
+    }
 }

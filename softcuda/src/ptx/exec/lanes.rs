@@ -37,6 +37,12 @@
 
 use super::*;
 
+mod collective;
+mod ops;
+
+use collective::{converged_collective, fire_warps_of};
+use ops::step;
+
 /// Whether eligible kernels run on the lane engine (`SOFTCUDA_ENGINE=reference`,
 /// or [`set_enabled`], turns it off: every launch then runs one thread at a time).
 static ENABLED: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(UNSET);
@@ -255,6 +261,11 @@ pub(super) fn run_block(
     // operation) while it stays behind every other runnable lane (`other_min`).
     let mut keep: Option<u32> = None;
     let mut other_min = u32::MAX;
+    // Diverged by one branch of the converged group into two groups: the one
+    // running (`act`, kept) and the other, every other live lane, runnable at
+    // `other_min`. When the running group gets there, every live lane is there:
+    // converged again, without a scan of the lanes.
+    let mut pair = false;
     // Lanes waiting at warp collectives.
     let mut waiting = 0usize;
     let result = loop {
@@ -263,6 +274,16 @@ pub(super) fn run_block(
             cpc
         } else if let Some(p) = keep {
             p
+        } else if pair {
+            pair = false;
+            conv = true;
+            cpc = other_min;
+            all = live == n;
+            if !all {
+                act.clear();
+                act.extend((0..n as u32).filter(|&l| s.state[l as usize] == RUN));
+            }
+            continue;
         } else {
             // Converged again: every live lane runnable, at one operation.
             let mut pcs = (0..n).filter(|&l| s.state[l] != EXIT);
@@ -325,10 +346,7 @@ pub(super) fn run_block(
                 if conv {
                     cpc += 1;
                 } else {
-                    for &l in &act {
-                        s.pc[l as usize] += 1;
-                    }
-                    keep = (pc + 1 < other_min).then_some(pc + 1);
+                    keep = next_of(s, &act, pc, other_min, pair);
                 }
                 continue;
             }
@@ -361,8 +379,13 @@ pub(super) fn run_block(
             // (unless they hold that value already: a register alike in every
             // lane that gets the value it had, as a constant recomputed in the
             // next block).
-            let had =
-                dsts.map(|d| (d != NO_REG && s.uni[d as usize]).then(|| s.regs[d as usize * n]));
+            // A loop, not `dsts.map` (an out-of-line call on this hot path).
+            let mut had = [None; 4];
+            for (h, &d) in had.iter_mut().zip(&dsts) {
+                if d != NO_REG && s.uni[d as usize] {
+                    *h = Some(s.regs[d as usize * n]);
+                }
+            }
             if let Err(e) = step(cx, s, cache, n, inst, Group::Some(&[0])) {
                 break Err(e);
             }
@@ -394,15 +417,15 @@ pub(super) fn run_block(
             (_, Group::Some(v)) => (v.len(), Some(v.to_vec())),
         };
         let everyone = chosen.is_none();
+        if !matches!(flow, Flow::Next) {
+            pair = false;
+        }
         match flow {
             Flow::Next => {
                 if conv {
                     cpc += 1;
                 } else {
-                    for &l in &act {
-                        s.pc[l as usize] += 1;
-                    }
-                    keep = (pc + 1 < other_min).then_some(pc + 1);
+                    keep = next_of(s, &act, pc, other_min, pair);
                 }
             }
             Flow::Jump(target) => {
@@ -414,21 +437,41 @@ pub(super) fn run_block(
                         turn = pc;
                     }
                 }
-                if conv && everyone {
-                    cpc = target;
-                } else if conv && count == 0 {
-                    cpc += 1;
-                } else {
-                    if conv {
-                        diverge(s, &mut act, n, all, cpc);
+                match chosen {
+                    _ if conv && everyone => cpc = target,
+                    _ if conv && count == 0 => cpc += 1,
+                    // The converged group splits in two (`v` to `target`, the
+                    // others one on): the one behind runs on, as the scan would
+                    // pick it (unless a spin loop is yielding, `ahead`), the
+                    // other waits for it.
+                    Some(v) if conv && ahead == 0 && target != pc + 1 => {
+                        let rest = others(if all { None } else { Some(&act) }, n, &v);
+                        let (run, park, at) = if target <= pc {
+                            (v, rest, pc + 1)
+                        } else {
+                            (rest, v, target)
+                        };
+                        for &l in &park {
+                            s.pc[l as usize] = at;
+                        }
+                        act = run;
+                        other_min = at;
+                        keep = Some(target.min(pc + 1));
+                        pair = true;
                         conv = false;
                     }
-                    for &l in &act {
-                        s.pc[l as usize] += 1;
-                    }
-                    match &chosen {
-                        None => act.iter().for_each(|&l| s.pc[l as usize] = target),
-                        Some(v) => v.iter().for_each(|&l| s.pc[l as usize] = target),
+                    chosen => {
+                        if conv {
+                            diverge(s, &mut act, n, all, cpc);
+                            conv = false;
+                        }
+                        for &l in &act {
+                            s.pc[l as usize] = pc + 1;
+                        }
+                        match &chosen {
+                            None => act.iter().for_each(|&l| s.pc[l as usize] = target),
+                            Some(v) => v.iter().for_each(|&l| s.pc[l as usize] = target),
+                        }
                     }
                 }
             }
@@ -445,7 +488,7 @@ pub(super) fn run_block(
                     cpc += 1;
                 } else {
                     for &l in &act {
-                        s.pc[l as usize] += 1;
+                        s.pc[l as usize] = pc + 1;
                     }
                 }
                 let exited = chosen.unwrap_or_else(|| act.clone());
@@ -486,7 +529,7 @@ pub(super) fn run_block(
                     }
                     let arriving = chosen.unwrap_or_else(|| act.clone());
                     for &l in &act {
-                        s.pc[l as usize] += 1;
+                        s.pc[l as usize] = pc + 1;
                     }
                     for &l in &arriving {
                         s.pc[l as usize] = pc;
@@ -508,7 +551,7 @@ pub(super) fn run_block(
                         conv = false;
                     }
                     for &l in &act {
-                        s.pc[l as usize] += 1;
+                        s.pc[l as usize] = pc + 1;
                     }
                     let waiting = chosen.unwrap_or_else(|| act.clone());
                     for &l in &waiting {
@@ -668,215 +711,37 @@ fn deadlock(cx: &Ctx, s: &Lanes, n: usize) -> LaunchError {
     ))
 }
 
-/// One warp of the block (lanes `base..base + 32`, of `n`), as the collectives'
-/// evaluation (`eval_lanes`) sees it; `at`: the operation every lane is at, when
-/// the lanes are converged (their own positions are not kept then).
-struct WarpView<'a> {
-    regs: &'a mut [u64],
-    pcs: &'a [u32],
-    at: Option<u32>,
-    n: usize,
-    base: usize,
+/// Where a diverged group (`act`, at `pc`) goes on to `pc + 1`: it is kept running
+/// (`Some`) while it stays behind every other runnable lane (`other_min`), and its
+/// lanes' own positions (`s.pc`) are written only when it stops: here, unless it
+/// meets the group that waits for it (`pair`: converged again), or by the flow that
+/// stops it (which writes them whole, `pc + 1`, not one on from what they hold).
+fn next_of(s: &mut Lanes, act: &[u32], pc: u32, other_min: u32, pair: bool) -> Option<u32> {
+    let keep = (pc + 1 < other_min).then_some(pc + 1);
+    if keep.is_none() && !pair {
+        for &l in act {
+            s.pc[l as usize] = pc + 1;
+        }
+    }
+    keep
 }
 
-impl WarpLanes for WarpView<'_> {
-    fn pc(&self, l: usize) -> u32 {
-        self.at.unwrap_or_else(|| self.pcs[self.base + l])
-    }
-    fn get(&self, l: usize, r: Reg) -> u64 {
-        self.regs[r as usize * self.n + self.base + l]
-    }
-    fn put(&mut self, l: usize, r: Reg, v: u64) {
-        self.regs[r as usize * self.n + self.base + l] = v;
-    }
-}
-
-/// The key lane `l` waits with at collective `pc` (`collective_key`'s).
-fn key_at(cx: &Ctx, s: &Lanes, n: usize, l: usize, pc: u32) -> Option<(u8, u32)> {
-    let (kind, mask) = collective_kind(&cx.code.get(pc as usize)?.op)?;
-    let m = s.regs.get(mask as usize * n + l).copied().unwrap_or(0) as u32;
-    Some((kind, m | (1 << (l % 32))))
-}
-
-/// Converged lanes (`act`, or every lane if `all`) at collective `pc`, `arriving`
-/// the ones whose guard holds: when, in every warp, every live lane arrives with
-/// one key, evaluates each warp's collective at once and returns true (the group
-/// stays converged). Otherwise changes nothing.
-fn converged_collective(
-    cx: &Ctx,
-    s: &mut Lanes,
-    n: usize,
-    pc: u32,
-    arriving: Group,
-    act: &[u32],
-    all: bool,
-) -> bool {
-    let Some(op) = cx.code.get(pc as usize).map(|i| &i.op) else {
-        return false;
+/// The lanes of a converged group (`act`, or every lane `0..n` if `None`) not in
+/// `chosen` (a subset of them, both in lane order), in lane order.
+fn others(act: Option<&[u32]>, n: usize, chosen: &[u32]) -> Vec<u32> {
+    let len = act.map_or(n, <[u32]>::len);
+    let mut rest = Vec::with_capacity(len.saturating_sub(chosen.len()));
+    let mut c = chosen.iter().copied().peekable();
+    let mut take = |l: u32| {
+        if c.next_if_eq(&l).is_none() {
+            rest.push(l);
+        }
     };
-    let Some((_, mreg)) = collective_kind(op) else {
-        return false;
-    };
-    let nwarps = n.div_ceil(32);
-    let mut got = [0u32; 32];
-    if let Group::All(_) = arriving {
-        // Every lane (so every live one): whole words.
-        for (w, g) in got.iter_mut().enumerate().take(nwarps) {
-            *g = u32::MAX >> (32 - (n - w * 32).min(32));
-        }
-    } else {
-        let mut live = [0u32; 32];
-        let bits = |v: &mut [u32; 32], l: u32| v[l as usize / 32] |= 1 << (l % 32);
-        if all {
-            (0..n as u32).for_each(|l| bits(&mut live, l));
-        } else {
-            act.iter().for_each(|&l| bits(&mut live, l));
-        }
-        arriving.each(|l| bits(&mut got, l as u32));
-        if live[..nwarps] != got[..nwarps] {
-            return false;
-        }
+    match act {
+        Some(a) => a.iter().for_each(|&l| take(l)),
+        None => (0..n as u32).for_each(take),
     }
-    // One key per warp: a mask every lane holds alike that names all the warp's
-    // lanes (the common `0xffffffff`), else each lane's key compared.
-    let one_key = if s.uni[mreg as usize] {
-        let m = s.regs[mreg as usize * n] as u32;
-        got[..nwarps]
-            .iter()
-            .all(|&g| g & !m == 0 || g.count_ones() == 1)
-    } else {
-        let mut key: [Option<(u8, u32)>; 32] = [None; 32];
-        let mut same = true;
-        arriving.each(|l| {
-            let k = key_at(cx, s, n, l, pc);
-            same &= k.is_some_and(|k| *key[l / 32].get_or_insert(k) == k);
-        });
-        same
-    };
-    if !one_key {
-        return false;
-    }
-    if let &Op::Shfl {
-        mode,
-        d,
-        p,
-        a,
-        b,
-        c,
-        ..
-    } = op
-        && s.uni[b as usize]
-        && s.uni[c as usize]
-    {
-        shfl_uniform(s, n, &got[..nwarps], mode, [d, p, a, b, c]);
-        return true;
-    }
-    for (w, &group) in got.iter().enumerate().take(nwarps) {
-        if group == 0 {
-            continue;
-        }
-        let mut view = WarpView {
-            regs: &mut s.regs,
-            pcs: &s.pc,
-            at: Some(pc),
-            n,
-            base: w * 32,
-        };
-        eval_lanes(cx, &mut view, group);
-    }
-    true
-}
-
-/// `shfl` for every lane of the warps in `groups` (bit `l` of `groups[w]`: lane
-/// `l` of warp `w` takes part) when its lane and clamp operands are alike in every
-/// lane: where each lane reads from is computed once. The same results as
-/// `eval_lanes`.
-fn shfl_uniform(s: &mut Lanes, n: usize, groups: &[u32], mode: ShflMode, ops: [Reg; 5]) {
-    let [d, p, a, b, c] = ops.map(|r| r as usize);
-    let from: [(Option<usize>, bool); 32] =
-        std::array::from_fn(|l| shfl_source(mode, l, s.regs[b * n], s.regs[c * n]));
-    let mut val = [0u64; 32];
-    for (w, &group) in groups.iter().enumerate() {
-        let base = w * 32;
-        for (l, v) in val.iter_mut().enumerate() {
-            if group & (1 << l) != 0 {
-                *v = s.regs[a * n + base + l] & 0xffff_ffff;
-            }
-        }
-        for (l, &(j, ok)) in from.iter().enumerate() {
-            if group & (1 << l) == 0 {
-                continue;
-            }
-            let j = j.filter(|&j| group & (1 << j) != 0).unwrap_or(l);
-            s.regs[d * n + base + l] = val[j];
-            if p != NO_REG as usize {
-                s.regs[p * n + base + l] = u64::from(ok);
-            }
-        }
-    }
-}
-
-/// [`fire`] for each warp of `lanes` (in ascending order). Returns how many lanes
-/// it released.
-fn fire_warps_of(cx: &Ctx, s: &mut Lanes, n: usize, lanes: &[u32]) -> usize {
-    let mut last = usize::MAX;
-    let mut released = 0;
-    for &l in lanes {
-        let w = l as usize / 32;
-        if w != last {
-            released += fire(cx, s, n, w);
-            last = w;
-        }
-    }
-    released
-}
-
-/// Evaluates the collectives of warp `w` whose member lanes have all arrived (the
-/// reference's `fire_warp`, on the lanes' columns) and moves their lanes on.
-/// Returns how many lanes it released.
-fn fire(cx: &Ctx, s: &mut Lanes, n: usize, w: usize) -> usize {
-    let base = w * 32;
-    let len = n.saturating_sub(base).min(32);
-    let mut live = 0u32;
-    let mut keys: [Option<(u8, u32)>; 32] = [None; 32];
-    for (k, key) in keys.iter_mut().enumerate().take(len) {
-        let l = base + k;
-        if s.state[l] != EXIT {
-            live |= 1 << k;
-        }
-        if s.state[l] == WARP {
-            *key = key_at(cx, s, n, l, s.pc[l]);
-        }
-    }
-    let mut done = 0u32;
-    for (k, key) in keys.iter().enumerate().take(len) {
-        let &Some(key) = key else {
-            continue;
-        };
-        if done & (1 << k) != 0 {
-            continue;
-        }
-        let same = (0..len)
-            .filter(|&j| keys[j] == Some(key))
-            .fold(0u32, |g, j| g | (1 << j));
-        if key.1 & live & !same != 0 {
-            continue;
-        }
-        let mut view = WarpView {
-            regs: &mut s.regs,
-            pcs: &s.pc,
-            at: None,
-            n,
-            base,
-        };
-        eval_lanes(cx, &mut view, same);
-        for j in (0..len).filter(|&j| same & (1 << j) != 0) {
-            s.pc[base + j] += 1;
-            s.state[base + j] = RUN;
-        }
-        done |= same;
-    }
-    done.count_ones() as usize
+    rest
 }
 
 /// Leaves converged mode: every live lane's own position is `cpc`, `act` lists the
@@ -897,676 +762,6 @@ fn diverge(s: &mut Lanes, act: &mut Vec<u32>, n: usize, all: bool, cpc: u32) {
 pub(super) fn fast(hot: (u64, u64), addr: u64, len: u32) -> bool {
     let len = u64::from(len);
     addr >= hot.0 && addr.checked_add(len).is_some_and(|e| e <= hot.1) && addr & (len - 1) == 0
-}
-
-/// The value of `a` (an address operand) for lane `l`.
-#[inline(always)]
-fn addr_of(cx: &Ctx, regs: &[u64], n: usize, l: usize, a: &Addr) -> u64 {
-    addr_with(cx, a, |r| regs[r as usize * n + l], 0)
-}
-
-/// Runs `inst` for the lanes of `group` (guards applied).
-#[allow(clippy::too_many_lines)]
-fn step(
-    cx: &Ctx,
-    s: &mut Lanes,
-    cache: &mut RegionCache,
-    n: usize,
-    inst: &Inst,
-    group: Group,
-) -> Result<Flow, LaunchError> {
-    let regs = &mut s.regs;
-    macro_rules! r {
-        ($x:expr, $l:expr) => {
-            regs[$x as usize * n + $l]
-        };
-    }
-    // Every lane `0..n` runs: the operand columns may be taken as slices
-    // (`lanecols`), one check per operation instead of one per lane.
-    let whole = matches!(group, Group::All(k) if k == n);
-    let tmp = &mut s.tmp;
-    // `d = e` of sources `x` (registers `a`...) for every lane of the group: over
-    // columns for the whole block, else lane by lane.
-    macro_rules! map {
-        ($d:expr, |$x:ident = $a:ident| $e:expr) => {
-            if !(whole && lanecols::map1(regs, tmp, n, $d, $a, |$x| $e)) {
-                lanes!(|l| r!($d, l) = {
-                    let $x = r!($a, l);
-                    $e
-                });
-            }
-        };
-        ($d:expr, |$x:ident = $a:ident, $y:ident = $b:ident| $e:expr) => {
-            if !(whole && lanecols::map2(regs, tmp, n, $d, [$a, $b], |$x, $y| $e)) {
-                lanes!(|l| r!($d, l) = {
-                    let ($x, $y) = (r!($a, l), r!($b, l));
-                    $e
-                });
-            }
-        };
-        ($d:expr, |$x:ident = $a:ident, $y:ident = $b:ident, $z:ident = $c:ident| $e:expr) => {
-            if !(whole && lanecols::map3(regs, tmp, n, $d, [$a, $b, $c], |$x, $y, $z| $e)) {
-                lanes!(|l| r!($d, l) = {
-                    let ($x, $y, $z) = (r!($a, l), r!($b, l), r!($c, l));
-                    $e
-                });
-            }
-        };
-    }
-    // The body, for every lane of the group: loops written out, not a closure
-    // called per lane.
-    macro_rules! lanes {
-        (|$l:ident| $body:expr) => {
-            match group {
-                Group::All(k) => {
-                    for $l in 0..k {
-                        $body;
-                    }
-                }
-                Group::Some(v) => {
-                    for &li in v {
-                        let $l = li as usize;
-                        $body;
-                    }
-                }
-            }
-        };
-    }
-    match &inst.op {
-        Op::Nop => {}
-        Op::Fence => fence(Ordering::SeqCst),
-        &Op::Mov { d, a, bits } => {
-            let m = mask(u32::from(bits));
-            map!(d, |x = a| x & m);
-        }
-        &Op::Special { d, sr } => {
-            let [bx, by, _] = cx.block;
-            let mut t = Thread::default();
-            let uniform = !matches!(
-                sr,
-                Sreg::Tid(_)
-                    | Sreg::LaneId
-                    | Sreg::WarpId
-                    | Sreg::LanemaskEq
-                    | Sreg::LanemaskLe
-                    | Sreg::LanemaskLt
-                    | Sreg::LanemaskGe
-                    | Sreg::LanemaskGt
-            );
-            if uniform {
-                let v = special(cx, &t, sr);
-                match regs.get_mut(d as usize * n..(d as usize + 1) * n) {
-                    Some(col) if whole => col.fill(v),
-                    _ => lanes!(|l| r!(d, l) = v),
-                }
-            } else {
-                if let (Sreg::Tid(0), true) = (sr, bx == cx.nthreads) {
-                    if !(whole && lanecols::iota(regs, n, d)) {
-                        lanes!(|l| r!(d, l) = l as u64);
-                    }
-                    return Ok(Flow::Next);
-                }
-                lanes!(|l| {
-                    let i = l as u32;
-                    t.tid = [i % bx, (i / bx) % by, i / (bx * by)];
-                    t.lane = i % 32;
-                    t.warp = i / 32;
-                    r!(d, l) = special(cx, &t, sr)
-                });
-            }
-        }
-        Op::AddrOf {
-            d,
-            a,
-            space,
-            generic,
-            bits32,
-        } => {
-            let win = if *generic {
-                match space {
-                    MemSpace::Shared => SHARED_WIN,
-                    MemSpace::KParam => PARAM_WIN,
-                    _ => 0,
-                }
-            } else {
-                0
-            };
-            lanes!(|l| {
-                let v = addr_of(cx, regs, n, l, a).wrapping_add(win);
-                r!(*d, l) = if *bits32 { v & 0xffff_ffff } else { v }
-            });
-        }
-        &Op::Pack {
-            d,
-            parts,
-            n: k,
-            bits,
-        } => lanes!(|l| {
-            let mut v = 0u64;
-            for (j, &p) in parts.iter().take(usize::from(k)).enumerate() {
-                v |= (r!(p, l) & mask(u32::from(bits))) << (j as u32 * u32::from(bits));
-            }
-            r!(d, l) = v
-        }),
-        &Op::Unpack { d, n: k, bits, a } => lanes!(|l| {
-            let v = r!(a, l);
-            for (j, &x) in d.iter().take(usize::from(k)).enumerate() {
-                r!(x, l) = (v >> (j as u32 * u32::from(bits))) & mask(u32::from(bits));
-            }
-        }),
-        &Op::Int { op, ty, d, a, b } => {
-            // The common ones written out (each exactly `arith::int_bin`'s result:
-            // `tests/lane_engine.rs` compares), the rest through it.
-            macro_rules! bin {
-                (|$x:ident, $y:ident| $e:expr) => {
-                    map!(d, |$x = a, $y = b| $e)
-                };
-            }
-            const M32: u64 = 0xffff_ffff;
-            match (op, ty.bits, ty.signed) {
-                (IntOp::Add, 32, _) => bin!(|x, y| x.wrapping_add(y) & M32),
-                (IntOp::Add, 64, _) => bin!(|x, y| x.wrapping_add(y)),
-                (IntOp::Sub, 32, _) => bin!(|x, y| x.wrapping_sub(y) & M32),
-                (IntOp::Sub, 64, _) => bin!(|x, y| x.wrapping_sub(y)),
-                (IntOp::MulLo, 32, _) => bin!(|x, y| x.wrapping_mul(y) & M32),
-                (IntOp::MulLo, 64, _) => bin!(|x, y| x.wrapping_mul(y)),
-                (IntOp::MulWide, 32, false) => bin!(|x, y| (x & M32) * (y & M32)),
-                (IntOp::MulWide, 32, true) => {
-                    bin!(|x, y| (i64::from(x as i32) * i64::from(y as i32)) as u64)
-                }
-                (IntOp::And, 32, _) => bin!(|x, y| x & y & M32),
-                (IntOp::And, 64, _) => bin!(|x, y| x & y),
-                (IntOp::Or, 64, _) => bin!(|x, y| x | y),
-                (IntOp::Shl, 64, _) => bin!(|x, y| {
-                    let k = y & M32;
-                    if k >= 64 { 0 } else { x << k }
-                }),
-                _ => {
-                    let carry = &mut s.carry;
-                    lanes!(|l| r!(d, l) = arith::int_bin(op, ty, r!(a, l), r!(b, l), &mut carry[l]));
-                }
-            }
-        }
-        &Op::IntUn { op, ty, d, a } => map!(d, |x = a| arith::int_un(op, ty, x)),
-        &Op::Int3 { op, ty, d, a, b, c } => match (op, ty.bits) {
-            (Int3Op::MadLo, 32) => {
-                map!(d, |x = a, y = b, z = c| x.wrapping_mul(y).wrapping_add(z) & 0xffff_ffff);
-            }
-            (Int3Op::MadLo, 64) => map!(d, |x = a, y = b, z = c| x.wrapping_mul(y).wrapping_add(z)),
-            _ => map!(d, |x = a, y = b, z = c| arith::int3(op, ty, x, y, z)),
-        },
-        &Op::Bfi {
-            bits,
-            d,
-            a,
-            b,
-            pos,
-            len,
-        } => lanes!(|l| {
-            r!(d, l) = arith::bfi(u32::from(bits), r!(a, l), r!(b, l), r!(pos, l), r!(len, l))
-        }),
-        &Op::Prmt { d, a, b, c } => map!(d, |x = a, y = b, z = c| arith::prmt(x, y, z)),
-        &Op::Shf {
-            left,
-            clamp,
-            d,
-            a,
-            b,
-            c,
-        } => map!(d, |x = a, y = b, z = c| arith::shf(left, clamp, x, y, z)),
-        &Op::Lop3 { d, a, b, c, lut } => map!(d, |x = a, y = b, z = c| arith::lop3(x, y, z, lut)),
-        &Op::Float {
-            op,
-            f64,
-            ftz,
-            sat,
-            d,
-            a,
-            b,
-        } => {
-            // f32 add, sub, mul without `.ftz`/`.sat`: the result, NaN made canonical
-            // (`arith::out32`); f64 ones as they are.
-            macro_rules! f32op {
-                ($op:tt) => {
-                    map!(d, |x = a, y = b| {
-                        let v = f32::from_bits(x as u32) $op f32::from_bits(y as u32);
-                        if v.is_nan() { 0x7fff_ffff } else { u64::from(v.to_bits()) }
-                    })
-                };
-            }
-            macro_rules! f64op {
-                ($op:tt) => {
-                    map!(d, |x = a, y = b| (f64::from_bits(x) $op f64::from_bits(y)).to_bits())
-                };
-            }
-            match (op, f64, ftz || sat) {
-                (FOp::Add, false, false) => f32op!(+),
-                (FOp::Sub, false, false) => f32op!(-),
-                (FOp::Mul, false, false) => f32op!(*),
-                (FOp::Add, true, false) => f64op!(+),
-                (FOp::Sub, true, false) => f64op!(-),
-                (FOp::Mul, true, false) => f64op!(*),
-                _ => map!(d, |x = a, y = b| arith::float_bin(op, f64, ftz, sat, x, y)),
-            }
-        }
-        &Op::FloatUn {
-            op,
-            f64,
-            ftz,
-            sat,
-            d,
-            a,
-        } => map!(d, |x = a| arith::float_un(op, f64, ftz, sat, x)),
-        &Op::Fma {
-            f64,
-            ftz,
-            sat,
-            d,
-            a,
-            b,
-            c,
-        } => match (f64, ftz || sat) {
-            (false, false) => map!(d, |x = a, y = b, z = c| {
-                let v = f32::from_bits(x as u32)
-                    .mul_add(f32::from_bits(y as u32), f32::from_bits(z as u32));
-                if v.is_nan() {
-                    0x7fff_ffff
-                } else {
-                    u64::from(v.to_bits())
-                }
-            }),
-            (true, false) => map!(d, |x = a, y = b, z = c| f64::from_bits(x)
-                .mul_add(f64::from_bits(y), f64::from_bits(z))
-                .to_bits()),
-            _ => map!(d, |x = a, y = b, z = c| arith::fma(f64, ftz, sat, x, y, z)),
-        },
-        &Op::FloatDir {
-            op,
-            f64,
-            ftz,
-            sat,
-            rnd,
-            d,
-            a,
-            b,
-        } => {
-            map!(d, |x = a, y = b| arith::float_dir(op, f64, ftz, sat, rnd, x, y))
-        }
-        &Op::Fma32Dir {
-            ftz,
-            sat,
-            rnd,
-            d,
-            a,
-            b,
-            c,
-        } => {
-            map!(d, |x = a, y = b, z = c| arith::fma32_dir(ftz, sat, rnd, x, y, z))
-        }
-        &Op::MadCc {
-            mode,
-            ty,
-            d,
-            a,
-            b,
-            c,
-        } => {
-            let carry = &mut s.carry;
-            lanes!(|l| {
-                r!(d, l) = arith::mad_cc(mode, ty, r!(a, l), r!(b, l), r!(c, l), &mut carry[l])
-            });
-        }
-        &Op::Testp { t: tp, f64, d, a } => {
-            map!(d, |x = a| u64::from(arith::testp(tp, f64, x)));
-        }
-        &Op::Setp {
-            cmp,
-            ty,
-            ftz,
-            bop,
-            p,
-            q,
-            a,
-            b,
-            c: _,
-        } if bop == BoolOp::None && q == NO_REG && !ty.is_float() && ty.bits() == 32 => {
-            // 32-bit integer compares into one predicate.
-            macro_rules! cmp {
-                (|$x:ident, $y:ident| $e:expr) => {
-                    map!(p, |$x = a, $y = b| u64::from($e))
-                };
-            }
-            match (cmp, ty.is_signed()) {
-                (Cmp::Eq, _) => cmp!(|x, y| x as u32 == y as u32),
-                (Cmp::Ne, _) => cmp!(|x, y| x as u32 != y as u32),
-                (Cmp::Lt, true) => cmp!(|x, y| (x as i32) < (y as i32)),
-                (Cmp::Ge, true) => cmp!(|x, y| (x as i32) >= (y as i32)),
-                (Cmp::Lt | Cmp::Lo, false) => cmp!(|x, y| (x as u32) < (y as u32)),
-                (Cmp::Ge | Cmp::Hs, false) => cmp!(|x, y| (x as u32) >= (y as u32)),
-                (Cmp::Gt | Cmp::Hi, false) => cmp!(|x, y| (x as u32) > (y as u32)),
-                (Cmp::Le | Cmp::Ls, false) => cmp!(|x, y| (x as u32) <= (y as u32)),
-                _ => map!(p, |x = a, y = b| u64::from(arith::compare(cmp, ty, ftz, x, y))),
-            }
-        }
-        &Op::Setp {
-            cmp,
-            ty,
-            ftz,
-            bop: BoolOp::None,
-            p,
-            q,
-            a,
-            b,
-            c: _,
-        } if q == NO_REG => map!(p, |x = a, y = b| u64::from(arith::compare(cmp, ty, ftz, x, y))),
-        &Op::Setp {
-            cmp,
-            ty,
-            ftz,
-            bop,
-            p,
-            q,
-            a,
-            b,
-            c,
-        } => lanes!(|l| {
-            let x = arith::compare(cmp, ty, ftz, r!(a, l), r!(b, l));
-            let (v, w) = match bop {
-                BoolOp::None => (x, !x),
-                BoolOp::And => (x && r!(c, l) != 0, !x && r!(c, l) != 0),
-                BoolOp::Or => (x || r!(c, l) != 0, !x || r!(c, l) != 0),
-                BoolOp::Xor => (x ^ (r!(c, l) != 0), !x ^ (r!(c, l) != 0)),
-            };
-            r!(p, l) = u64::from(v);
-            if q != NO_REG {
-                r!(q, l) = u64::from(w);
-            }
-        }),
-        &Op::Selp { d, a, b, c } => map!(d, |x = a, y = b, z = c| if z != 0 { x } else { y }),
-        &Op::Ext {
-            d,
-            a,
-            from,
-            signed,
-            to,
-        } => {
-            let (fm, tm) = (mask(u32::from(from)), mask(u32::from(to)));
-            if signed {
-                map!(d, |x = a| sext(x, u32::from(from)) as u64 & tm);
-            } else {
-                map!(d, |x = a| x & fm & tm);
-            }
-        }
-        &Op::Cvt {
-            dty,
-            sty,
-            rnd,
-            sat,
-            ftz,
-            dbits,
-            d,
-            a,
-        } => map!(d, |x = a| arith::cvt(dty, sty, rnd, sat, ftz, u32::from(dbits), x)),
-        &Op::Cvta {
-            to,
-            space,
-            bits32,
-            d,
-            a,
-        } => {
-            let win = match space {
-                MemSpace::Shared => SHARED_WIN,
-                MemSpace::Local => LOCAL_WIN,
-                MemSpace::KParam => PARAM_WIN,
-                _ => 0,
-            };
-            map!(d, |v = a| {
-                let out = if win == 0 {
-                    v
-                } else if to {
-                    if v & WIN_MASK == win { v - win } else { v }
-                } else {
-                    v.wrapping_add(win)
-                };
-                if bits32 { out & 0xffff_ffff } else { out }
-            });
-        }
-        &Op::Isspacep { space, d, a } => lanes!(|l| {
-            let win = r!(a, l) & WIN_MASK;
-            r!(d, l) = u64::from(match space {
-                MemSpace::Shared => win == SHARED_WIN,
-                MemSpace::Local => win == LOCAL_WIN,
-                MemSpace::KParam => win == PARAM_WIN,
-                MemSpace::Global => !matches!(win, SHARED_WIN | LOCAL_WIN | PARAM_WIN),
-                _ => false,
-            })
-        }),
-        Op::Ld {
-            space,
-            ty,
-            n: k,
-            dbits,
-            d,
-            a,
-        } => {
-            let size = ty.bytes();
-            let len = size * u32::from(*k);
-            let shared = &s.shared;
-            let hot = &mut s.hot;
-            let global = matches!(space, MemSpace::Global | MemSpace::Generic);
-            let sh = *space == MemSpace::Shared;
-            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, global, *k, a) {
-                // As `extend`: sign-extended to `dbits` or kept as read.
-                let db = u32::from(*dbits);
-                let sext = (ty.is_signed() && ty.bits() < db).then(|| mask(db));
-                let at = (d[0], r, off as i64 as u64);
-                lanecols::rehot(hot, cache, regs, n, at, len);
-                if lanecols::load(regs, tmp, n, *hot, at, size, sext) {
-                    return Ok(Flow::Next);
-                }
-            }
-            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, sh, *k, a) {
-                let db = u32::from(*dbits);
-                let sext = (ty.is_signed() && ty.bits() < db).then(|| mask(db));
-                let at = (d[0], r, off as i64 as u64);
-                if lanecols::load_shared(regs, tmp, n, shared, at, size, sext) {
-                    return Ok(Flow::Next);
-                }
-            }
-            lanes!(|l| {
-                let addr = addr_of(cx, regs, n, l, a);
-                if global && fast(*hot, addr, len) {
-                    for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
-                        let v = host_read(addr + u64::from(j as u32 * size), size);
-                        r!(x, l) = extend(v, *ty, *dbits);
-                    }
-                    continue;
-                }
-                if sh && fast((0, shared.len() as u64), addr, len) {
-                    for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
-                        let v = rd(shared, addr as usize + (j as u32 * size) as usize, size);
-                        r!(x, l) = extend(v, *ty, *dbits);
-                    }
-                    continue;
-                }
-                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
-                if let Loc::Host(h) = loc
-                    && let Some(r) = cache.range_of(h)
-                {
-                    *hot = r;
-                }
-                for (j, &x) in d.iter().take(usize::from(*k)).enumerate() {
-                    let v = read(cx, loc, &[], shared, &[], j as u32 * size, size);
-                    r!(x, l) = extend(v, *ty, *dbits);
-                }
-            });
-        }
-        Op::St {
-            space,
-            ty,
-            n: k,
-            s: src,
-            a,
-        } => {
-            let size = ty.bytes();
-            let len = size * u32::from(*k);
-            let shared = &mut s.shared;
-            let hot = &mut s.hot;
-            let global = matches!(space, MemSpace::Global | MemSpace::Generic);
-            let sh = *space == MemSpace::Shared;
-            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, global, *k, a) {
-                let at = (src[0], r, off as i64 as u64);
-                lanecols::rehot(hot, cache, regs, n, at, len);
-                if lanecols::store(regs, n, *hot, at, size) {
-                    return Ok(Flow::Next);
-                }
-            }
-            if let (true, true, 1, &Addr::Reg(r, off)) = (whole, sh, *k, a)
-                && lanecols::store_shared(regs, n, shared, (src[0], r, off as i64 as u64), size)
-            {
-                return Ok(Flow::Next);
-            }
-            lanes!(|l| {
-                let addr = addr_of(cx, regs, n, l, a);
-                if global && fast(*hot, addr, len) {
-                    for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
-                        host_write(addr + u64::from(j as u32 * size), size, r!(x, l));
-                    }
-                    continue;
-                }
-                if sh && fast((0, shared.len() as u64), addr, len) {
-                    for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
-                        wr(
-                            shared,
-                            addr as usize + (j as u32 * size) as usize,
-                            size,
-                            r!(x, l),
-                        );
-                    }
-                    continue;
-                }
-                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, len)?;
-                if let Loc::Host(h) = loc
-                    && let Some(r) = cache.range_of(h)
-                {
-                    *hot = r;
-                }
-                for (j, &x) in src.iter().take(usize::from(*k)).enumerate() {
-                    let v = r!(x, l);
-                    let off = j as u32 * size;
-                    match loc {
-                        Loc::Host(h) => host_write(h + u64::from(off), size, v),
-                        Loc::Shared(o) => wr(shared, o + off as usize, size, v),
-                        _ => {
-                            return Err(LaunchError::IllegalAddress {
-                                addr,
-                                len: u64::from(size),
-                            });
-                        }
-                    }
-                }
-            });
-        }
-        Op::Atom {
-            space,
-            op,
-            ty,
-            d,
-            a,
-            b,
-            c,
-        } => {
-            let size = ty.bytes();
-            let shared = &mut s.shared;
-            let sh = *space == MemSpace::Shared;
-            lanes!(|l| {
-                let addr = addr_of(cx, regs, n, l, a);
-                if sh && fast((0, shared.len() as u64), addr, size) {
-                    let o = addr as usize;
-                    let old = rd(shared, o, size);
-                    let cv = if *c == NO_REG { 0 } else { r!(*c, l) };
-                    wr(shared, o, size, atom_apply(*op, *ty, old, r!(*b, l), cv));
-                    if *d != NO_REG {
-                        r!(*d, l) = old;
-                    }
-                    continue;
-                }
-                let loc = locate(cx, cache, 0, shared.len(), &[], *space, addr, size)?;
-                let bv = r!(*b, l);
-                let cv = if *c == NO_REG { 0 } else { r!(*c, l) };
-                let old = match loc {
-                    Loc::Host(h) => host_atomic(h, size, *op, *ty, bv, cv),
-                    Loc::Shared(o) => {
-                        let old = rd(shared, o, size);
-                        wr(shared, o, size, atom_apply(*op, *ty, old, bv, cv));
-                        old
-                    }
-                    _ => {
-                        return Err(LaunchError::IllegalAddress {
-                            addr,
-                            len: u64::from(size),
-                        });
-                    }
-                };
-                if *d != NO_REG {
-                    r!(*d, l) = old;
-                }
-            });
-        }
-        &Op::Bra { target } => return Ok(Flow::Jump(target)),
-        Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Redux { .. }
-        | Op::MatchAny { .. }
-        | Op::MatchAll { .. }
-        | Op::WarpSync { .. } => {
-            if matches!(group, Group::Some(v) if v.is_empty()) {
-                return Ok(Flow::Next);
-            }
-            return Ok(Flow::Collective);
-        }
-        Op::Ret | Op::Exit => {
-            if matches!(group, Group::Some(v) if v.is_empty()) {
-                return Ok(Flow::Next);
-            }
-            return Ok(Flow::Exit);
-        }
-        Op::Trap => {
-            if matches!(group, Group::Some(v) if v.is_empty()) {
-                return Ok(Flow::Next);
-            }
-            return Err(LaunchError::Trap);
-        }
-        &Op::Bar { id, .. } => {
-            let mut bad = None;
-            let mut first = None;
-            let mut uniform = true;
-            let bars = &mut s.bar;
-            group.each(|l| {
-                let v = r!(id, l);
-                if v >= 16 {
-                    bad = Some(v);
-                }
-                bars[l] = v as u8;
-                uniform &= *first.get_or_insert(v) == v;
-            });
-            if let Some(idv) = bad {
-                return Err(LaunchError::IllegalInstruction(format!(
-                    "barrier {idv} out of range 0..16"
-                )));
-            }
-            if matches!(group, Group::Some(v) if v.is_empty()) {
-                return Ok(Flow::Next);
-            }
-            return Ok(Flow::Barrier(uniform));
-        }
-        other => {
-            return Err(LaunchError::IllegalInstruction(format!(
-                "the lane engine cannot run {other:?}"
-            )));
-        }
-    }
-    Ok(Flow::Next)
 }
 
 /// Threads a launch must have before its blocks are spread over host threads

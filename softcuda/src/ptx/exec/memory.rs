@@ -275,6 +275,20 @@ pub(super) fn host_write(addr: u64, size: u32, v: u64) {
 
 /// A read-modify-write on host memory (4 or 8 bytes); returns the old value.
 pub(super) fn host_atomic(addr: u64, size: u32, op: AtomOp, ty: Ty, b: u64, c: u64) -> u64 {
+    // Integer adds, the common case, as one instruction (`atom_apply`'s wrapping add).
+    match (op, ty, size) {
+        (AtomOp::Add, Ty::U32 | Ty::S32, 4) => {
+            // SAFETY: see above.
+            let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
+            return u64::from(a.fetch_add(b as u32, Ordering::AcqRel));
+        }
+        (AtomOp::Add, Ty::U64 | Ty::S64, 8) => {
+            // SAFETY: see above.
+            let a = unsafe { AtomicU64::from_ptr(addr as *mut u64) };
+            return a.fetch_add(b, Ordering::AcqRel);
+        }
+        _ => {}
+    }
     if size == 4 {
         // SAFETY: see above.
         let a = unsafe { AtomicU32::from_ptr(addr as *mut u32) };
