@@ -332,6 +332,14 @@ fn column_paths_match_the_reference() {
         "setp.lt.u32 %p4, %r10, 100000; mov.u64 %rd4, %rd1;\n\
          @%p4 add.u64 %rd4, %rd4, %rd2;\n@!%p4 add.u64 %rd4, %rd4, %rd3;",
         "setp.ne.u32 %p4, %r10, 7; mov.u64 %rd4, %rd1;\n@%p4 xor.b64 %rd4, %rd4, %rd2;",
+        // A load into its own address register.
+        "ld.global.u64 %rd11, [%rd11]; mov.u64 %rd4, %rd11;",
+        // Loads from three buffers in turn (the checked range follows each).
+        "ld.global.u64 %rd5, [%rd12]; ld.global.u64 %rd6, [%rd11]; ld.global.u64 %rd7, [%rd13];\n\
+         ld.global.u64 %rd8, [%rd12]; xor.b64 %rd4, %rd5, %rd6; xor.b64 %rd4, %rd4, %rd7;\n\
+         add.u64 %rd4, %rd4, %rd8;",
+        // Both sources the destination, and one of two.
+        "mov.u64 %rd4, %rd1; add.u64 %rd4, %rd4, %rd4; sub.u64 %rd4, %rd2, %rd4; xor.b64 %rd4, %rd4, %rd3;",
     ] {
         same(body);
     }
@@ -455,6 +463,20 @@ fn whole_block_atomics_match_the_reference() {
     let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
     let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
     assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
+    // The same for a global load one lane makes misaligned.
+    let ptx = entry(
+        "",
+        "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 5;\nselp.u32 %r2, 2, 0, %p1;\ncvt.u64.u32 %rd2, %r2;\n\
+         ld.param.u64 %rd1, [pa];\nadd.s64 %rd1, %rd1, %rd2;\nld.global.u32 %r3, [%rd1];\nret;",
+    );
+    // (Each run has its own buffers: the addresses differ, not the error.)
+    for reference in [false, true] {
+        let e = try_run(&ptx, &ins, reference, 128).unwrap_err();
+        assert!(
+            e.starts_with("MisalignedAddress"),
+            "reference {reference}: {e}"
+        );
+    }
 }
 
 /// Review findings, each a case the two engines once disagreed on.
@@ -584,5 +606,80 @@ fn a_collective_waiting_for_a_lane_at_a_barrier_is_a_deadlock_on_both() {
         let reference = try_run(&ptx, &ins, true, 128).unwrap_err();
         assert!(lanes.contains("deadlock"), "{lanes}");
         assert_eq!(lanes, reference, "the same report, naming the same line");
+    }
+}
+
+/// `fma.rn.f64` with two NaN operands: the NaN the result carries is the one the
+/// reference's (the library's) fused multiply-add propagates, on the whole-block
+/// column path too (a review finding; it shows in release builds).
+#[test]
+fn fma_f64_of_two_nans_matches_the_reference() {
+    same(
+        "or.b64 %rd5, %rd1, 0x7ff8000000000000; or.b64 %rd6, %rd2, 0x7ff8000000000000;\n\
+         mov.b64 %fd5, %rd5; mov.b64 %fd6, %rd6; fma.rn.f64 %fd4, %fd5, %fd6, %fd3; mov.b64 %rd4, %fd4;",
+    );
+}
+
+/// Whole-block atomics (many lanes to one address) whose destination is also an
+/// operand: each lane reads its operands before it writes the old value.
+#[test]
+fn whole_block_atomics_whose_destination_is_an_operand() {
+    for atom in [
+        "atom.shared.add.u32 %r2, [%rd2], %r2;",
+        "atom.shared.cas.b32 %r2, [%rd2], 3, %r2;",
+        "atom.shared.dec.u32 %r2, [%rd2], %r2;",
+        "cvta.shared.u64 %rd3, %rd2;\natom.add.u32 %r2, [%rd3], %r2;",
+    ] {
+        let ptx = entry(
+            ".shared .align 8 .b8 sh[8];",
+            &format!(
+                "mov.u32 %r1, %tid.x;\nmov.u64 %rd2, sh;\nand.b32 %r2, %r1, 7;\n{atom}\nbar.sync 0;\nld.shared.u32 %r3, [sh];\n\
+                 mov.b64 %rd4, {{%r2, %r3}};\nmov.u32 %r4, %ctaid.x;\nmov.u32 %r5, %ntid.x;\nmad.lo.u32 %r6, %r4, %r5, %r1;\n\
+                 ld.param.u32 %r7, [pn];\nsetp.ge.u32 %p1, %r6, %r7;\n@%p1 bra END;\nld.param.u64 %rd5, [po];\n\
+                 mul.wide.u32 %rd6, %r6, 8;\nadd.s64 %rd5, %rd5, %rd6;\nst.global.u64 [%rd5], %rd4;\nEND:\nret;"
+            ),
+        );
+        let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+        assert_eq!(
+            run(&ptx, &ins, false, 128),
+            run(&ptx, &ins, true, 128),
+            "{atom}"
+        );
+    }
+}
+
+/// A split's group run first meets the parked one right after an operation that
+/// does nothing for it.
+#[test]
+fn a_split_meets_again_after_an_operation_that_does_nothing() {
+    for op in [
+        "@%p6 add.u64 %rd4, %rd4, 9;",
+        "@%p1 ret;",
+        "@%p1 bar.sync 0;",
+        "@%p1 vote.sync.ballot.b32 %r4, %p2, 0xffffffff;",
+        "@%p1 bra A;",
+    ] {
+        same(&format!(
+            "mov.u64 %rd4, 2; setp.eq.u32 %p6, %r10, 0xffffffff;\n@%p1 bra A;\n\
+             add.u64 %rd4, %rd4, %rd1;\n{op}\nA:\nadd.u64 %rd4, %rd4, %rd2;"
+        ));
+    }
+}
+
+/// Two groups of a split wait at different barriers: the same deadlock report.
+#[test]
+fn a_split_into_two_barriers_is_the_same_deadlock() {
+    for (a, b) in [("@%p1 bra A;", ""), ("bra S;", "S:\n@%p1 bra A;\n")] {
+        let ptx = entry(
+            "",
+            &format!(
+                "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 40;\n{a}\nbra S2;\n\
+                 A:\nbar.sync 1;\nbra END;\nS2:\n{b}bar.sync 0;\nEND:\nret;"
+            ),
+        );
+        let ins: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; THREADS]);
+        let lanes = try_run(&ptx, &ins, false, 128).unwrap_err();
+        assert!(lanes.contains("deadlock"), "{lanes}");
+        assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
     }
 }

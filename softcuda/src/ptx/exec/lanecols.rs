@@ -466,7 +466,9 @@ pub(super) fn atom_global(
 /// compiled with FMA enabled and chosen at run time where the processor has it.
 /// False, having done nothing, where it does not (or a register is out of
 /// range): the caller's loop then computes the same bits (a fused multiply-add
-/// has one correctly rounded result).
+/// has one correctly rounded result; which operand's payload an f64 NaN result
+/// carries is the one thing the instruction may choose differently, so a NaN is
+/// recomputed the caller's way, [`fma64_lib`]).
 #[inline(always)]
 pub(super) fn fma(
     regs: &mut [u64],
@@ -497,9 +499,12 @@ fn fma_hw(dst: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f64: bool) {
     let lanes = dst.iter_mut().zip(a).zip(b).zip(c);
     if f64 {
         for (((o, &x), &y), &z) in lanes {
-            *o = f64::from_bits(x)
-                .mul_add(f64::from_bits(y), f64::from_bits(z))
-                .to_bits();
+            let v = f64::from_bits(x).mul_add(f64::from_bits(y), f64::from_bits(z));
+            *o = if v.is_nan() {
+                fma64_lib(x, y, z)
+            } else {
+                v.to_bits()
+            };
         }
     } else {
         for (((o, &x), &y), &z) in lanes {
@@ -512,4 +517,13 @@ fn fma_hw(dst: &mut [u64], a: &[u64], b: &[u64], c: &[u64], f64: bool) {
             };
         }
     }
+}
+
+/// An f64 `fma` as the per-lane loop computes it (`mul_add` of the baseline
+/// build, the library's): not inlined, so not compiled with FMA enabled.
+#[inline(never)]
+fn fma64_lib(x: u64, y: u64, z: u64) -> u64 {
+    f64::from_bits(x)
+        .mul_add(f64::from_bits(y), f64::from_bits(z))
+        .to_bits()
 }

@@ -643,22 +643,29 @@ fn operands(op: &Op) -> (Option<[Reg; 5]>, [Reg; 4]) {
     }
 }
 
+/// Whether special register `sr` differs from thread to thread of a block.
+fn per_thread(sr: Sreg) -> bool {
+    matches!(
+        sr,
+        Sreg::Tid(_)
+            | Sreg::LaneId
+            | Sreg::WarpId
+            | Sreg::LanemaskEq
+            | Sreg::LanemaskLe
+            | Sreg::LanemaskLt
+            | Sreg::LanemaskGe
+            | Sreg::LanemaskGt
+    )
+}
+
 /// Whether `op`, run for every lane, leaves the same value in each (a special
 /// register that does not depend on the thread).
 fn uniform_result(op: &Op) -> bool {
     matches!(
         op,
-        Op::Special { sr, .. } if !matches!(
+        &Op::Special { sr, .. } if !per_thread(sr) && !matches!(
             sr,
-            Sreg::Tid(_)
-                | Sreg::LaneId
-                | Sreg::WarpId
-                | Sreg::LanemaskEq
-                | Sreg::LanemaskLe
-                | Sreg::LanemaskLt
-                | Sreg::LanemaskGe
-                | Sreg::LanemaskGt
-                | Sreg::Clock
+            Sreg::Clock
                 | Sreg::ClockHi
                 | Sreg::Clock64
                 | Sreg::GlobalTimer

@@ -87,17 +87,7 @@ pub(super) fn step(
         &Op::Special { d, sr } => {
             let [bx, by, _] = cx.block;
             let mut t = Thread::default();
-            let uniform = !matches!(
-                sr,
-                Sreg::Tid(_)
-                    | Sreg::LaneId
-                    | Sreg::WarpId
-                    | Sreg::LanemaskEq
-                    | Sreg::LanemaskLe
-                    | Sreg::LanemaskLt
-                    | Sreg::LanemaskGe
-                    | Sreg::LanemaskGt
-            );
+            let uniform = !per_thread(sr);
             if uniform {
                 let v = special(cx, &t, sr);
                 match regs.get_mut(d as usize * n..(d as usize + 1) * n) {
