@@ -375,88 +375,87 @@ fn atom_cols(regs: &[u64], n: usize, d: Reg, [a, b, c]: [Reg; 3]) -> bool {
             .all(|&r| r == NO_REG || col(regs, n, r).is_some())
 }
 
-/// An atomic operation on shared memory for every lane, in lane order (as the
-/// per-lane loop: lane `l` sees the stores of lanes `0..l`): the value at
-/// `a[l] + off` becomes `f(old, b[l], c[l])` (`c` 0 where it names no register)
-/// and `d[l]` (if `d` names a register) the old value, when every access is
-/// inside `shared` and aligned. False, having done nothing, otherwise.
+/// An atomic operation for every lane, in lane order (as the per-lane loop: lane
+/// `l` sees the stores of lanes `0..l`): `apply(a[l] + off, b[l], c[l])` (`c` 0
+/// where it names no register) does it and returns the old value, which goes to
+/// `d[l]` if `d` names a register; when every access of `size` bytes is inside
+/// `range` and aligned. False, having done nothing, otherwise.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn atom_shared(
+fn atom_lanes(
     regs: &mut [u64],
     n: usize,
-    shared: &mut [u8],
+    range: (u64, u64),
     (d, a, off): (Reg, Reg, u64),
     [b, c]: [Reg; 2],
     size: u32,
-    f: impl Fn(u64, u64, u64) -> u64,
+    mut apply: impl FnMut(u64, u64, u64) -> u64,
 ) -> bool {
-    if !matches!(size, 1 | 2 | 4 | 8) || !atom_cols(regs, n, d, [a, b, c]) {
-        return false;
-    }
-    if !col(regs, n, a).is_some_and(|a| all_fast((0, shared.len() as u64), a, off, size)) {
+    if !atom_cols(regs, n, d, [a, b, c])
+        || !col(regs, n, a).is_some_and(|a| all_fast(range, a, off, size))
+    {
         return false;
     }
     let (a, b) = (a as usize * n, b as usize * n);
     let c = (c != NO_REG).then(|| c as usize * n);
     let d = (d != NO_REG).then(|| d as usize * n);
-    // Lane `l` reads its sources before it writes `d[l]`, as the per-lane loop
-    // does (`d` may be one of them).
-    // One loop per width.
-    macro_rules! go {
-        ($size:literal) => {
-            for l in 0..n {
-                let o = regs[a + l].wrapping_add(off) as usize;
-                let cv = c.map_or(0, |c| regs[c + l]);
-                let old = rd(shared, o, $size);
-                wr(shared, o, $size, f(old, regs[b + l], cv));
-                if let Some(d) = d {
-                    regs[d + l] = old;
-                }
-            }
-        };
-    }
-    match size {
-        4 => go!(4),
-        8 => go!(8),
-        2 => go!(2),
-        _ => go!(1),
-    }
-    true
-}
-
-/// An atomic operation on global memory for every lane, in lane order, through
-/// `host_atomic` (other blocks run at the same time on other host threads), `d`
-/// as [`atom_shared`], when every access is inside `hot` and aligned. False,
-/// having done nothing, otherwise.
-#[inline(always)]
-pub(super) fn atom_global(
-    regs: &mut [u64],
-    n: usize,
-    hot: (u64, u64),
-    (d, a, off): (Reg, Reg, u64),
-    [b, c]: [Reg; 2],
-    (op, ty): (AtomOp, Ty),
-) -> bool {
-    let size = ty.bytes();
-    if !matches!(size, 4 | 8) || !atom_cols(regs, n, d, [a, b, c]) {
-        return false;
-    }
-    if !col(regs, n, a).is_some_and(|a| all_fast(hot, a, off, size)) {
-        return false;
-    }
-    let (a, b) = (a as usize * n, b as usize * n);
-    let c = (c != NO_REG).then(|| c as usize * n);
-    let d = (d != NO_REG).then(|| d as usize * n);
+    // Lane `l` reads its sources before it writes `d[l]` (`d` may be one of them).
     for l in 0..n {
-        let p = regs[a + l].wrapping_add(off);
         let cv = c.map_or(0, |c| regs[c + l]);
-        let old = host_atomic(p, size, op, ty, regs[b + l], cv);
+        let old = apply(regs[a + l].wrapping_add(off), regs[b + l], cv);
         if let Some(d) = d {
             regs[d + l] = old;
         }
     }
     true
+}
+
+/// An atomic operation on shared memory of `size` (4 or 8) bytes for every lane
+/// ([`atom_lanes`]): the value becomes `f(old, b[l], c[l])`.
+#[inline(always)]
+pub(super) fn atom_shared(
+    regs: &mut [u64],
+    n: usize,
+    shared: &mut [u8],
+    at: (Reg, Reg, u64),
+    srcs: [Reg; 2],
+    size: u32,
+    f: impl Fn(u64, u64, u64) -> u64,
+) -> bool {
+    let range = (0, shared.len() as u64);
+    // One loop per width.
+    macro_rules! go {
+        ($size:literal) => {
+            atom_lanes(regs, n, range, at, srcs, $size, |p, x, y| {
+                let old = rd(shared, p as usize, $size);
+                wr(shared, p as usize, $size, f(old, x, y));
+                old
+            })
+        };
+    }
+    match size {
+        4 => go!(4),
+        8 => go!(8),
+        _ => false,
+    }
+}
+
+/// An atomic operation on global memory for every lane ([`atom_lanes`]) through
+/// `host_atomic` (other blocks run at the same time on other host threads), when
+/// every access is inside `hot`.
+#[inline(always)]
+pub(super) fn atom_global(
+    regs: &mut [u64],
+    n: usize,
+    hot: (u64, u64),
+    at: (Reg, Reg, u64),
+    srcs: [Reg; 2],
+    (op, ty): (AtomOp, Ty),
+) -> bool {
+    let size = ty.bytes();
+    matches!(size, 4 | 8)
+        && atom_lanes(regs, n, hot, at, srcs, size, |p, x, y| {
+            host_atomic(p, size, op, ty, x, y)
+        })
 }
 
 /// `fma.rn` without `.ftz` or `.sat` for every lane: `d[l] = a[l] * b[l] + c[l]`
