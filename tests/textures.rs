@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{no_leaks, on_device0};
+use common::on_device0;
 
 use oxicuda_driver::array::ArrayShape;
 use oxicuda_driver::launch::Out;
@@ -372,8 +372,8 @@ fn bad_descriptors_are_refused_before_the_driver() {
 
 #[test]
 fn objects_and_arrays_are_counted_and_released() {
-    leaks::enable(false);
     on_device0(|cur| {
+        leaks::enable(false);
         let counts = || {
             [
                 Kind::Arrays,
@@ -398,5 +398,4 @@ fn objects_and_arrays_are_counted_and_released() {
         assert_eq!(counts(), base, "all released");
         Ok(())
     });
-    no_leaks();
 }

@@ -124,9 +124,17 @@ pub fn kernel_fault_code() -> oxicuda_driver::sys::CUresult {
 
 /// softcuda has no live object left. The real driver keeps no such count: in the GPU
 /// suite this checks nothing.
+///
+/// Call it while holding [`driver`]'s guard: softcuda's counts are process-wide, and
+/// without the guard another test of the binary may be holding objects right now.
+/// A call without it fails here, whenever no other test holds the guard, instead of
+/// failing only when the timing is unlucky.
 pub fn no_leaks() {
     if ON_GPU {
         return;
+    }
+    if let Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) = SERIAL.try_lock() {
+        panic!("no_leaks() called without driver()'s guard: the counts could be another test's");
     }
     assert_eq!(
         softcuda::control::live_counts(),

@@ -35,9 +35,14 @@ pub fn ok(r: CUresult) {
     assert_eq!(r, code::SUCCESS, "driver call failed with {r}");
 }
 
-/// softcuda has no live object left.
+/// softcuda has no live object left. Call it while holding [`serial`]'s guard: the
+/// counts are process-wide, so without it they could be another test's (a call
+/// without the guard fails here whenever no other test holds it).
 #[track_caller]
 pub fn no_leaks() {
+    if let Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) = SERIAL.try_lock() {
+        panic!("no_leaks() called without serial()'s guard: the counts could be another test's");
+    }
     assert_eq!(
         control::live_counts(),
         control::Counts::default(),
