@@ -722,9 +722,11 @@ fn a_conditional_in_a_child_graph_makes_its_parent_no_update() {
             softcuda::control::allow_conditional_children(false);
         }
     }
-    softcuda::control::allow_conditional_children(true);
-    let _allowed = Allowed;
     on_device0(|cur| -> Result<(), CudaError> {
+        // softcuda's setting is process-wide: changed under the guard `on_device0`
+        // holds, and back before it is released.
+        softcuda::control::allow_conditional_children(true);
+        let _allowed = Allowed;
         // A parent whose only conditional node lies in a child of a child.
         let nested = || -> Result<Graph<'_>, CudaError> {
             let mut grandchild = cur.create_graph()?;

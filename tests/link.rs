@@ -394,6 +394,8 @@ fn names_with_nul_and_out_of_range_jit_options_are_invalid_arguments() {
 #[test]
 fn files_must_be_regular_and_at_most_1_gib() {
     let dir = std::env::temp_dir().join(format!("oxicuda-link-files-{}", std::process::id()));
+    // Left over by an earlier run that failed midway, under the same pid.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let fifo = dir.join("fifo.ptx");
     let made = std::process::Command::new("mkfifo")

@@ -144,8 +144,9 @@ fn a_wrong_signature_is_refused_at_lookup_naming_the_parameter() {
 fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
     use std::sync::{Arc, Mutex};
     let log = Arc::new(Mutex::new(Vec::new()));
-    let before = oxicuda_driver::stream::host_callback_panics();
     on_device0(|cur| -> Result<(), CudaError> {
+        // The count is process-wide: read under the guard `on_device0` holds.
+        let before = oxicuda_driver::stream::host_callback_panics();
         let s = cur.create_stream(CUstream_flags::CU_STREAM_NON_BLOCKING)?;
         for i in 0..3 {
             let log = Arc::clone(&log);
@@ -156,14 +157,15 @@ fn host_callbacks_run_in_stream_order_and_panics_are_caught() {
         s.launch_host_fn(|| std::panic::panic_any(Bomb))?;
         let after = Arc::clone(&log);
         s.launch_host_fn(move || after.lock().unwrap().push(99))?;
-        s.synchronize()
+        s.synchronize()?;
+        assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 2);
+        Ok(())
     });
     assert_eq!(
         *log.lock().unwrap(),
         [0, 1, 2, 99],
         "in order, and work after a panicking callback still runs"
     );
-    assert_eq!(oxicuda_driver::stream::host_callback_panics(), before + 2);
 }
 
 /// A panic payload whose `Drop` panics.

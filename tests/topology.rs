@@ -374,6 +374,8 @@ fn review_findings_stay_fixed() {
     );
     let root = std::env::temp_dir().join(format!("rev-numa-fixed-{}", std::process::id()));
     let dev = root.join("0000:65:00.0");
+    // Left over by an earlier run that failed midway, under the same pid.
+    let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&dev).unwrap();
     assert!(
         std::process::Command::new("mkfifo")

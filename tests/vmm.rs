@@ -203,11 +203,13 @@ fn unmap_waits_for_work_queued_on_the_memory() {
             let _ = gate.recv();
         })?;
         stream.fill(&mut range.slice_mut::<u32>(..1024)?, 0xABCD_u32)?;
+        // Timed from before the opener starts: it opens 300 ms later at the
+        // earliest, however this thread is scheduled.
+        let t = Instant::now();
         let opener = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(300));
             let _ = open.send(());
         });
-        let t = Instant::now();
         let physical = range.unmap(0)?;
         assert!(
             t.elapsed() >= Duration::from_millis(250),

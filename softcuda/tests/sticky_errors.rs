@@ -66,6 +66,16 @@ impl Step {
         self.cv.notify_all();
     }
 
+    /// Opens the gate `ms` milliseconds from now, from another thread: the
+    /// synchronising call the test makes next finds the host function running
+    /// however slowly this thread got here (valgrind, a loaded machine).
+    fn release_after(&'static self, ms: u64) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(ms));
+            self.release();
+        })
+    }
+
     fn started(&self) -> bool {
         self.runs.load(Ordering::SeqCst) > 0
     }
@@ -220,22 +230,21 @@ fn stream_synchronize_returns_after_the_running_operation_and_the_copy_never_run
     let (a, b) = (f.stream(0x1), f.stream(0x1));
     let d = device_words(N, 0xA5A5_A5A5);
     let host = registered_words(N);
-    let slow = Step::sleeping(300);
+    let slow = Step::gated();
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {
         ok(cuLaunchHostFunc(a, Some(step), slow.data()));
         ok(cuMemcpyDtoHAsync_v2(host.cast(), d, N * 4, a));
         slow.wait_started();
         f.fault(b);
-        assert!(
-            !slow.finished(),
-            "the test needs the fault reported while A's host function still runs"
-        );
+        assert!(!slow.finished(), "A's host function runs until released");
+        let opener = slow.release_after(100);
         assert_eq!(cuStreamSynchronize(a), fault());
         assert!(
             slow.finished(),
             "cuStreamSynchronize(A) returned while A's host function was still running"
         );
+        opener.join().unwrap();
         let seen = read_words(host, N);
         std::thread::sleep(Duration::from_millis(500));
         assert_eq!(
@@ -265,7 +274,7 @@ fn every_synchroniser_waits_for_the_running_operation_from_many_threads() {
     let (a, b) = (f.stream(0), f.stream(0x1)); // A blocks the legacy stream
     let d = device_words(N, 0x5A5A_5A5A);
     let host = registered_words(N);
-    let slow = Step::sleeping(400);
+    let slow = Step::gated();
     let mut ev = std::ptr::null_mut();
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {
@@ -275,7 +284,7 @@ fn every_synchroniser_waits_for_the_running_operation_from_many_threads() {
         ok(cuEventRecord(ev, a));
         slow.wait_started();
         f.fault(b);
-        assert!(!slow.finished(), "the test needs A still busy");
+        assert!(!slow.finished(), "A's host function runs until released");
         assert_eq!(cuStreamQuery(a), code::NOT_READY, "A is still running");
         assert_eq!(cuEventQuery(ev), code::NOT_READY, "its record is pending");
         assert_eq!(
@@ -284,6 +293,9 @@ fn every_synchroniser_waits_for_the_running_operation_from_many_threads() {
             "nothing is queued after the fault"
         );
     }
+    // Released while the threads below wait (or before some of them start: those
+    // find A finished, which they check as well).
+    let opener = slow.release_after(300);
     // Handles cross threads as numbers.
     let (ctx, a_h, ev_h) = (f.ctx as usize, a as usize, ev as usize);
     type Call = fn(usize, usize) -> CUresult; // (stream, event) -> result
@@ -318,6 +330,7 @@ fn every_synchroniser_waits_for_the_running_operation_from_many_threads() {
             });
         }
     });
+    opener.join().unwrap();
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {
         assert_eq!(cuStreamQuery(a), fault());
@@ -424,7 +437,7 @@ fn context_destruction_waits_for_the_running_operation() {
     let (a, b) = (f.stream(0x1), f.stream(0x1));
     let d = device_words(N, 0xA5A5_A5A5);
     let host = registered_words(N);
-    let slow = Step::sleeping(300);
+    let slow = Step::gated();
     let later = Step::sleeping(0);
     // SAFETY: softcuda's exports, called as C would call them, with valid pointers.
     unsafe {
@@ -433,10 +446,12 @@ fn context_destruction_waits_for_the_running_operation() {
         ok(cuLaunchHostFunc(a, Some(step), later.data()));
         slow.wait_started();
         f.fault(b);
-        assert!(!slow.finished(), "the test needs A still busy");
+        assert!(!slow.finished(), "A's host function runs until released");
     }
+    let opener = slow.release_after(100);
     f.destroy();
     assert!(slow.finished(), "cuCtxDestroy returned while A was running");
+    opener.join().unwrap();
     std::thread::sleep(Duration::from_millis(200));
     assert!(read_words(host, N).iter().all(|w| *w == 0), "the copy ran");
     assert_eq!(later.runs.load(Ordering::SeqCst), 0, "a host function ran");
@@ -461,13 +476,16 @@ fn a_reset_primary_context_is_usable_again() {
         let (a, b) = (f.stream(0x1), f.stream(0x1));
         let d = device_words(N, 0xA5A5_A5A5);
         let host = registered_words(N);
-        let slow = Step::sleeping(300);
+        let slow = Step::gated();
         ok(cuLaunchHostFunc(a, Some(step), slow.data()));
         ok(cuMemcpyDtoHAsync_v2(host.cast(), d, N * 4, a));
         slow.wait_started();
         f.fault(b);
+        assert!(!slow.finished(), "A's host function runs until released");
+        let opener = slow.release_after(100);
         ok(cuDevicePrimaryCtxReset_v2(0));
         assert!(slow.finished(), "the reset returned while A was running");
+        opener.join().unwrap();
         std::thread::sleep(Duration::from_millis(200));
         assert!(read_words(host, N).iter().all(|w| *w == 0), "the copy ran");
         assert_eq!(cuStreamQuery(a), code::INVALID_HANDLE, "streams are gone");

@@ -14,7 +14,7 @@ use softcuda::control;
 use softcuda::types::*;
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use vmm_common::*;
 
 unsafe extern "C" {
@@ -247,10 +247,14 @@ fn unmapping_while_copies_run_is_clean() {
     let base = reserve(G);
     const WORDS: usize = 1024;
     static STOP: AtomicBool = AtomicBool::new(false);
+    // Copies that met a mapping, as the copier goes.
+    static WROTE: AtomicU32 = AtomicU32::new(0);
+    static READ_OK: AtomicU32 = AtomicU32::new(0);
     STOP.store(false, Ordering::SeqCst);
+    WROTE.store(0, Ordering::SeqCst);
+    READ_OK.store(0, Ordering::SeqCst);
     let copier = std::thread::spawn(move || {
         let mut c = ctx();
-        let (mut wrote, mut read_ok) = (0u32, 0u32);
         let mut last = 0; // a fresh allocation is zero
         let mut k = 0u32;
         while !STOP.load(Ordering::SeqCst) {
@@ -258,7 +262,7 @@ fn unmapping_while_copies_run_is_clean() {
             let mut results = vec![write(base, &vec![k; WORDS])];
             if results[0] == code::SUCCESS {
                 last = k;
-                wrote += 1;
+                WROTE.fetch_add(1, Ordering::SeqCst);
             }
             match read(base, WORDS) {
                 Ok(v) => {
@@ -269,7 +273,7 @@ fn unmapping_while_copies_run_is_clean() {
                         "read {} after writing {last}",
                         v[0]
                     );
-                    read_ok += 1;
+                    READ_OK.fetch_add(1, Ordering::SeqCst);
                 }
                 Err(e) => results.push(e),
             }
@@ -289,15 +293,21 @@ fn unmapping_while_copies_run_is_clean() {
             }
         }
         destroy(c);
-        (wrote, read_ok)
     });
-    for _ in 0..300 {
+    // 300 cycles at least, and on until copies have met a mapping (the copier
+    // may start late on a loaded machine or under valgrind), for a minute at most.
+    let met = || WROTE.load(Ordering::SeqCst) > 0 && READ_OK.load(Ordering::SeqCst) > 0;
+    let t = std::time::Instant::now();
+    let mut cycles = 0;
+    while cycles < 300 || (!met() && t.elapsed() < std::time::Duration::from_secs(60)) {
         map_rw(base, G, h);
         std::thread::sleep(std::time::Duration::from_micros(300));
         ok(unmap(base, G));
+        cycles += 1;
     }
     STOP.store(true, Ordering::SeqCst);
-    let (wrote, read_ok) = copier.join().unwrap();
+    copier.join().unwrap();
+    let (wrote, read_ok) = (WROTE.load(Ordering::SeqCst), READ_OK.load(Ordering::SeqCst));
     assert!(
         wrote > 0 && read_ok > 0,
         "no copy ever met a mapping ({wrote}, {read_ok})"
