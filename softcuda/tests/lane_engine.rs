@@ -683,3 +683,24 @@ fn a_split_into_two_barriers_is_the_same_deadlock() {
         assert_eq!(lanes, try_run(&ptx, &ins, true, 128).unwrap_err());
     }
 }
+
+/// f64 arithmetic with two NaN operands (quiet, signalling; random payloads): the
+/// NaN the result carries does not depend on how each copy of the code was compiled.
+#[test]
+fn f64_arithmetic_of_two_nans_matches_the_reference() {
+    const QNANS: &str =
+        "or.b64 %rd5, %rd1, 0x7ff8000000000000; or.b64 %rd6, %rd2, 0x7ff8000000000000;\n";
+    const SNANS: &str = "and.b64 %rd5, %rd1, 0x8007ffffffffffff; or.b64 %rd5, %rd5, 0x7ff0000000000001;\n\
+                         and.b64 %rd6, %rd2, 0x8007ffffffffffff; or.b64 %rd6, %rd6, 0x7ff0000000000001;\n";
+    for nans in [QNANS, SNANS] {
+        for op in [
+            "add", "mul", "sub", "div.rn", "add.rz", "mul.rm", "min", "max",
+        ] {
+            for (x, y) in [("%fd5", "%fd6"), ("%fd6", "%fd5"), ("%fd5", "%fd2")] {
+                same(&format!(
+                    "{nans}mov.b64 %fd5, %rd5; mov.b64 %fd6, %rd6;\n{op}.f64 %fd4, {x}, {y}; mov.b64 %rd4, %fd4;"
+                ));
+            }
+        }
+    }
+}

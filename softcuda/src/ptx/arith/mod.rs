@@ -327,6 +327,23 @@ fn out64(x: f64, sat: bool) -> u64 {
     x.to_bits()
 }
 
+/// The bits of `r`, the result of an f64 operation on `x` and `y`, with its NaN
+/// independent of code generation: the compiler may commute an `add` or `mul`
+/// (differently in each copy it compiles), and which NaN operand the processor
+/// then propagates changes with it. The first NaN operand, quieted; else `r`'s.
+#[inline(always)]
+pub(crate) fn nan64(r: f64, x: f64, y: f64) -> u64 {
+    if !r.is_nan() {
+        r.to_bits()
+    } else if x.is_nan() {
+        x.to_bits() | 1 << 51
+    } else if y.is_nan() {
+        y.to_bits() | 1 << 51
+    } else {
+        r.to_bits()
+    }
+}
+
 /// `.sat` of floats: clamp to [0, 1], NaN to 0.
 fn sat_f(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
@@ -363,6 +380,10 @@ pub(crate) fn float_bin(op: FOp, f64: bool, ftz: bool, sat: bool, a: u64, b: u64
             FOp::Min => fminmax!(x, y, true),
             FOp::Max => fminmax!(x, y, false),
             FOp::Copysign => y.copysign(x),
+        };
+        let r = match op {
+            FOp::Add | FOp::Sub | FOp::Mul | FOp::Div => f64::from_bits(nan64(r, x, y)),
+            _ => r,
         };
         out64(r, sat)
     } else {
@@ -502,7 +523,7 @@ pub(crate) fn float_dir(op: FOp, f64: bool, ftz: bool, sat: bool, rnd: Rnd, a: u
             }
         };
         let r = if s.is_nan() {
-            s
+            f64::from_bits(nan64(s, x, y))
         } else if s.is_infinite() {
             if x.is_finite() && y.is_finite() {
                 overflow_dir(s < 0.0, rnd, f64::MAX)
